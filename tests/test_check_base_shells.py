@@ -1,6 +1,7 @@
 """Issue 44: a shell-form CMD is judged by the /bin/sh of the image's base. bash (Fedora, RHEL
 and UBI, CentOS, Rocky, Alma, Amazon Linux, Azure Linux) execs a lone command, so the server is
-PID 1; dash (Debian, Ubuntu) and ash (Alpine) keep the shell as its parent."""
+PID 1, and so does BusyBox ash 1.28 on (Alpine 3.8 on), even a list's last command; dash
+(Debian, Ubuntu) keeps the shell as its parent."""
 
 from __future__ import annotations
 
@@ -62,16 +63,34 @@ def test_a_list_on_a_bash_base_still_keeps_the_shell(tmp_path: Path) -> None:
         ("python:3.12-slim-bookworm", "dash, in the Debian-based base image"),
         ("python:3.12", "dash, in the Debian-based base image"),
         ("ubuntu:24.04", "dash, in the Debian-based base image"),
-        ("python:3.12-alpine", "BusyBox ash, in the Alpine-based base image"),
+        ("python:3.6-alpine3.7", "BusyBox ash before 1.28, in the Alpine-based base image"),
     ],
 )
 def test_a_dash_or_ash_base_is_the_finding_and_says_which_shell(
     tmp_path: Path, base: str, said: str
 ) -> None:
-    """On Debian, Ubuntu and Alpine bases the shell stays PID 1: the finding names the shell
-    and the base it comes from."""
+    """On Debian and Ubuntu bases, and Alpine before 3.8 (BusyBox 1.27), the shell stays
+    PID 1: the finding names the shell and the base it comes from."""
     (finding,) = _shell_form(tmp_path, base, "gunicorn app:app")
     assert f"/bin/sh ({said} {base})" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("cmd", "raised"),
+    [
+        ("gunicorn --workers 3 --bind 0.0.0.0:8000 app:app", False),
+        ("flask db upgrade && gunicorn --bind 0.0.0.0:8000 app:app", False),
+        ("gunicorn --bind 0.0.0.0:8000 app:app | tee /tmp/log", True),
+    ],
+)
+def test_busybox_ash_execs_a_lone_command_and_a_lists_last(
+    tmp_path: Path, cmd: str, raised: bool
+) -> None:
+    """On an Alpine base /bin/sh is BusyBox ash, which since 1.28 execs the last command of its
+    `-c` string (shell/ash.c: `evalstring(minusc, EV_EXIT)`, and `evalcommand` does not fork
+    under EV_EXIT with no trap set), a list's last command too: gunicorn is PID 1 and no
+    shell-form-command is raised. A pipeline's commands are forked, so that stays the finding (seen on scieloorg/opac_5, FROM python:3.11.0-alpine)."""
+    assert bool(_shell_form(tmp_path, "python:3.11.0-alpine", cmd)) is raised
 
 
 @pytest.mark.parametrize("base", ["$BASE_IMAGE", "example/devops:python-3.12"])
@@ -120,3 +139,24 @@ def test_the_shell_is_read_from_the_images_name_and_tag(reference: str, sh: str 
     from servertune.check.base_shells import image_sh
 
     assert image_sh(reference) == sh
+
+
+@pytest.mark.parametrize(("base", "raised"), [("python:3.11-alpine", False), ("python:3.11", True)])
+def test_a_compose_sh_c_list_on_an_alpine_image_ends_in_the_server(
+    tmp_path: Path, base: str, raised: bool
+) -> None:
+    """A compose `command: sh -c "flask db upgrade && gunicorn ..."` on an image built FROM an
+    Alpine base runs BusyBox ash, which execs the list's last command: gunicorn is PID 1 and no
+    entrypoint-without-exec is raised; on a Debian base dash keeps gunicorn as its child."""
+    from tests.folder_support import check_folder, write
+
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": f'FROM {base}\nWORKDIR /app\nCOPY . /app\nCMD ["gunicorn", "app:app"]\n',
+            "compose.yml": "services:\n  web:\n    build: .\n"
+            '    command: sh -c "flask db upgrade && gunicorn --bind 0.0.0.0:8000 app:app"\n',
+        },
+    )
+    rules = [f.rule for f in check_folder(root).findings]
+    assert ("entrypoint-without-exec" in rules) is raised

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from servertune.check import CheckInputError, check_files
 from servertune.check.caddy import CADDY_PROXY_DOCS, DEFAULT_KEEPALIVE_S, read_caddyfile
 from servertune.check.durations import parse_go_duration
-from servertune.check.model import Balancer, collect_notes
+from servertune.check.model import Balancer, Severity, collect_notes
 from servertune.check.readers import reader_for
 from servertune.check.resolve import confined_to
 from servertune.check.traefik import DEFAULT_IDLE_CONN_TIMEOUT_S, read_traefik
@@ -698,3 +698,23 @@ def test_traefik_configs_claimed_by_name_and_content(tmp_path: Path) -> None:
     assert reader_for(tmp_path / "routes.yml", TRAEFIK_DYNAMIC).kind == "traefik"
     assert reader_for(tmp_path / "compose.yaml", COMPOSE % "").kind == "compose"
     assert reader_for(tmp_path / "values.yml", "replicas: 2\n").kind == "data"
+
+
+def test_traefik_idle_past_the_app_servers_keepalive_is_a_warning(tmp_path: Path) -> None:
+    """Traefik (and Caddy) proxy through Go's http.Transport, which sends a GET or another
+    idempotent request again on a new connection when a reused one was closed idle
+    (net/http transport.go, `shouldRetryRequest` on `errServerClosedIdle`): uvicorn's 5 s
+    under Traefik's 90 s costs only the POSTs that meet the race, so lb-idle-over-app-keepalive
+    is a warning that says so, not an error (seen on uccser/cs-unplugged's gunicorn)."""
+    files = {
+        "traefik.yml": TRAEFIK_STATIC % ("0s", "90s"),
+        "dynamic/app.yml": TRAEFIK_DYNAMIC,
+        "Procfile": UVICORN % "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = check_files([tmp_path / n for n in files], machine=MACHINE, env={}, root=tmp_path)
+    (finding,) = [f for f in result.findings if f.rule == "lb-idle-over-app-keepalive"]
+    assert finding.severity is Severity.warning
+    assert "Go's transport" in finding.message

@@ -58,3 +58,22 @@ def test_a_name_only_imported_is_no_setting_written(tmp_path: Path) -> None:
         if f.rule == "gunicorn-unknown-setting"
     ]
     assert found == [("b", 3)]
+
+
+def test_a_helper_object_named_like_a_flag_is_no_setting_written(tmp_path: Path) -> None:
+    """`env = environ.Env()` (django-environ's reader, named as its docs name it) binds `env`,
+    also gunicorn's `--env` flag as a name, to a helper object the file reads the environment
+    through: a value no setting could take, and `env` is no near spelling of `raw_env`, so no
+    warning; `env = ["A=1"]`, a value `raw_env` takes, stays one (seen in
+    quipucords/quipucords's deploy/gunicorn_conf.py)."""
+    helper = 'import environ\nenv = environ.Env()\nworkers = env.int("WORKERS", 2)\n'
+    for name, text, said in (("helper", helper, False), ("list", 'env = ["A=1"]\n', True)):
+        root = write(
+            tmp_path / name,
+            {
+                "Procfile": "web: gunicorn -c gunicorn.conf.py app:app\n",
+                "gunicorn.conf.py": text,
+            },
+        )
+        rules = [f.rule for f in check_folder(root).findings]
+        assert ("gunicorn-unknown-setting" in rules) is said, name

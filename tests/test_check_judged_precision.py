@@ -258,6 +258,51 @@ def test_uvicorn_standard_in_the_projects_packaging_is_uvloop(tmp_path: Path) ->
         assert not [f for f in check_folder(root).findings if f.rule == rule], name
 
 
+def test_uvicorn_nagle_needs_packaging_that_shows_uvloop_absent(tmp_path: Path) -> None:
+    """uvicorn-workers-nagle is said only where uvloop is shown absent: packaging here names
+    uvicorn and none installs uvloop. With no packaging here (the image copies a requirements
+    file generated elsewhere) uvloop may be installed, and nothing is said; a lock file that
+    holds uvloop's own entry (Pipfile.lock, uv.lock) installs it; poetry.lock naming uvloop only
+    in uvicorn's unchosen `standard` extra does not (seen on Opentrons/opentrons's ai server
+    and pingcap/autoflow's backend, whose locks install uvloop)."""
+    from tests.folder_support import check_folder, write
+
+    launch = {
+        "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n"
+        'CMD ["uvicorn", "app:app", "--workers", "4", "--host", "0.0.0.0", "--port", "8000"]\n',
+        "app.py": "app = None\n",
+    }
+    rule = "uvicorn-workers-nagle"
+    poetry_lock = (
+        '[[package]]\nname = "uvicorn"\nversion = "0.30.0"\n\n[package.extras]\n'
+        'standard = ["httptools (>=0.5.0)", "uvloop (>=0.14.0)"]\n'
+    )
+    for name, files, said in (
+        ("unknown", {}, False),
+        (
+            "pipfile",
+            {
+                "Pipfile": '[packages]\nfastapi = "*"\nuvicorn = "*"\n',
+                "Pipfile.lock": '{"default": {"uvicorn": {"version": "==0.30.0"},'
+                ' "uvloop": {"version": "==0.19.0"}}}\n',
+            },
+            False,
+        ),
+        (
+            "uv",
+            {
+                "pyproject.toml": '[project]\nname = "x"\ndependencies = ["fastapi"]\n',
+                "uv.lock": '[[package]]\nname = "uvloop"\nversion = "0.21.0"\n',
+            },
+            False,
+        ),
+        ("poetry", {"poetry.lock": poetry_lock}, True),
+    ):
+        root = write(tmp_path / name, {**launch, **files})
+        found = [f for f in check_folder(root).findings if f.rule == rule]
+        assert bool(found) is said, name
+
+
 def test_a_fault_in_an_example_config_no_launch_starts_is_info_at_most(tmp_path: Path) -> None:
     """In a walked repository, `gthread` with one thread in gunicorn.example.conf.py and in
     deploy/gunicorn.conf.py, both read on their own, is a warning only where the file is not

@@ -693,3 +693,19 @@ def test_a_cmd_written_before_the_entrypoint_of_its_stage_is_kept(tmp_path: Path
     )
     result = check_files([dockerfile], machine=MACHINE, env={}, root=tmp_path)
     assert [a.workers.value for a in result.apps] == [1]
+
+
+def test_a_django_environ_reader_made_here_gives_its_positional_default(tmp_path: Path) -> None:
+    """`env = environ.Env()` then `env.int("PORT", 8000)`, or `environ.Env().int(...)` called
+    at once: django-environ's `Env.int(var, default)`, so with PORT set nowhere here the
+    default 8000 is the bind's port, as `os.getenv("X", d)` gives d (seen in
+    quipucords/quipucords's deploy/gunicorn_conf.py, whose nginx then joins on 8000)."""
+    config = tmp_path / "gunicorn.conf.py"
+    for reader in ("env = environ.Env()\nPORT = env.int(", "PORT = environ.Env().int("):
+        config.write_text(
+            f'import environ\n{reader}"QUIPU_PORT", 8000)\nbind = f"0.0.0.0:{{PORT}}"\n'
+            'workers = environ.Env().int("WORKERS", 3)\n'
+        )
+        (app,) = check_files([config], machine=MACHINE, env={}).apps
+        assert [s.value for s in app.sockets] == ["0.0.0.0:8000"], reader
+        assert app.workers.value == 3

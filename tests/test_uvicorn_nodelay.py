@@ -137,6 +137,8 @@ def test_launcher_only_where_uvicorn_binds_a_tcp_port_for_several_workers(
 def _check(tmp_path: Path, line: str) -> list[str]:
     script = tmp_path / "start.sh"
     script.write_text(f"#!/bin/sh\n{line}\n")
+    # The packaging shows uvloop absent: uvicorn without its `standard` extra.
+    (tmp_path / "requirements.txt").write_text("uvicorn==0.30.0\n")
     result = check_files([script], machine=Machine(cores=2, somaxconn=4096))
     return [f.rule for f in result.findings]
 
@@ -192,6 +194,7 @@ def test_the_nagle_finding_is_a_fault_graded_info(tmp_path: Path) -> None:
 
     script = tmp_path / "start.sh"
     script.write_text("#!/bin/sh\nexec uvicorn main:app --port 8000 --workers 2\n")
+    (tmp_path / "requirements.txt").write_text("uvicorn\n")
     result = check_files([script], machine=Machine(cores=2, somaxconn=4096))
     (finding,) = [f for f in result.findings if f.rule == "uvicorn-workers-nagle"]
     assert finding.severity == Severity.info
@@ -206,6 +209,7 @@ def test_check_leaves_out_uvicorn_workers_behind_an_nginx_that_opens_a_connectio
     reuses connections, and the info is said (as seen in dataelement/bisheng's nginx)."""
     script = tmp_path / "entrypoint.sh"
     script.write_text("#!/bin/sh\nexec uvicorn main:app --host 0.0.0.0 --port 7860 --workers 2\n")
+    (tmp_path / "requirements.txt").write_text("uvicorn\n")
     site = (
         "upstream backend_server {{ server 127.0.0.1:7860; {pool}}}\n"
         "server {{ listen 80; location / {{ proxy_pass http://backend_server; {version}"

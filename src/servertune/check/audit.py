@@ -37,7 +37,7 @@ from servertune.check.chain import (
     link,
     link_balancers,
 )
-from servertune.check.dependencies import uvloop_declarations
+from servertune.check.dependencies import packaging_declarations
 from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import Image, building_from
@@ -354,7 +354,7 @@ def check_files(
         stacks = _rendered_fronts(_stacks(paths).rendering(reading.nginx), reading.nginx, paths)
         stacks = dataclasses.replace(stacks, named=not discovered)  # no folder walked
         published = _published(reading, paths, stacks.images, env)
-        declared = uvloop_declarations(paths, root)
+        packaging = packaging_declarations(paths, root)
         late = overran_files()  # over their budget in a pass after their reading, too
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not the checker's own: a worker count is judged against them.
@@ -374,7 +374,7 @@ def check_files(
         balancer_links=fronts,
         cores_named=cores_named,
         walked=bool(discovered),
-        uvloop_declared=declared,
+        packaging=packaging,
         ignored=_taken(notes, IGNORED_BY_PLATFORM),
         development_servers=_taken(notes, DEVELOPMENT_SERVER_DEPLOYED),
     )

@@ -1,15 +1,22 @@
 """The /bin/sh of an image, from the name of the image it is built FROM.
 
 A shell-form `CMD gunicorn ...` runs `/bin/sh -c 'gunicorn ...'`. Which shell that is decides
-whether the server is PID 1: bash execs a lone simple command given to `-c` (no fork: the
-server takes the shell's process), dash and BusyBox ash fork it and stay its parent. Debian
+whether the server is PID 1: bash and BusyBox ash exec a lone simple command given to `-c`
+(no fork: the server takes the shell's process), dash forks it and stays its parent. Debian
 and Ubuntu link /bin/sh to dash, Alpine to BusyBox's ash; Fedora and the distributions built
 from its packages (RHEL and its UBI images, CentOS, Rocky, Alma, Oracle Linux, Amazon Linux)
 and Microsoft's Azure Linux (formerly CBL-Mariner) link it to bash. Evidence:
 https://packages.debian.org/bookworm/amd64/dash/filelist (dash ships /bin/sh);
 https://github.com/microsoft/azurelinux/blob/3.0/.github/workflows/overwrite_shell_link.sh
 ("Mariner specs require 'bash'" as /bin/sh);
-https://lukeyeager.github.io/2019/11/05/bash-implicit-exec.html (`bash -c 'cmd'` execs cmd).
+https://lukeyeager.github.io/2019/11/05/bash-implicit-exec.html (`bash -c 'cmd'` execs cmd);
+BusyBox's shell/ash.c since 1.28.0 (commit 1e3e2ccd5, "ash: [SHELL] Optimize dash -c "command"
+to avoid a fork"): `-c` runs `evalstring(minusc, EV_EXIT)`, which keeps EV_EXIT for the
+string's last command, and `evalcommand` ("Can we avoid forking?") execs an external program
+without forking when `flags & EV_EXIT` and no trap is set; `evaltree` passes EV_EXIT on to
+the second command of `&&`, `||` and `;`, so a list's last command is exec'd too. Seen with
+BusyBox 1.35: `busybox sh -c 'true && sleep 3'` leaves `sleep` alone in the shell's process.
+Alpine ships BusyBox 1.28 or later since Alpine 3.8 (3.7 had 1.27.2, which forks).
 """
 
 from __future__ import annotations
@@ -17,7 +24,15 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["BASH_SH_DISTRIBUTIONS", "Sh", "image_sh", "library_image", "sh_words"]
+__all__ = [
+    "BASH_SH_DISTRIBUTIONS",
+    "Sh",
+    "execs_last_command",
+    "execs_lone_command",
+    "image_sh",
+    "library_image",
+    "sh_words",
+]
 
 Sh = Literal["bash", "dash", "ash"]
 
@@ -109,6 +124,39 @@ def image_sh(reference: str) -> Sh | None:
     return "dash" if library_image(reference) else None
 
 
+#: An Alpine release (or a BusyBox image) older than BusyBox 1.28, whose ash forks a `-c`
+#: command: `alpine:3.7`, `python:3.6-alpine3.7`, `busybox:1.27`.
+_OLD_ASH = re.compile(r"alpine:?(?:3\.[0-7]|[12]\.\d+)(?![\d.])|busybox:1\.(?:1\d|2[0-7])\b")
+
+
+def execs_lone_command(shell: str, reference: str) -> bool:
+    """Whether `shell -c 'one simple command'` execs that command, so the server takes the
+    shell's process (PID 1 in a container): bash does, and BusyBox's ash (1.28 on); dash does
+    not. `shell` is a path or name; `sh` is /bin/sh of the image built FROM `reference`."""
+    name = shell.rpartition("/")[2]
+    if name == "sh":
+        sh = image_sh(reference)
+        if sh is None:
+            return False
+        name = sh
+    if name == "ash":
+        return _OLD_ASH.search(reference.lower()) is None
+    return name == "bash"
+
+
+def execs_last_command(shell: str, reference: str, text: str) -> bool:
+    """Whether `shell -c TEXT` execs the last command of the list `text` (`a && b`, `a; b`):
+    BusyBox ash 1.28 on does, with no trap set and the last command no pipeline (each part of
+    a pipeline is forked); dash and bash are not counted."""
+    name = shell.rpartition("/")[2]
+    if name == "sh":
+        name = image_sh(reference) or ""
+    if name != "ash" or not execs_lone_command("ash", reference):
+        return False
+    last = re.split(r"&&|\|\||;", text)[-1]
+    return "|" not in last and not re.search(r"(?<![\w-])trap\b", text)
+
+
 def sh_words(reference: str) -> str:
     """What /bin/sh is in an image built FROM `reference`, for a message: `dash, in the
     Debian-based base image python:3.12` or the assumption made when the name does not say."""
@@ -117,12 +165,12 @@ def sh_words(reference: str) -> str:
     if sh == "dash":
         return f"dash, in the Debian-based base image {shown}"
     if sh == "ash":
-        return f"BusyBox ash, in the Alpine-based base image {shown}"
+        return f"BusyBox ash before 1.28, in the Alpine-based base image {shown}"
     if sh == "bash":
         return f"bash, in the base image {shown}"
     said = "is set at build time" if "$" in reference else "names no distribution check knows"
     return (
         f"assumed dash or ash, as in Debian- and Alpine-based images: the base image {shown} "
-        f"{said}; where /bin/sh is bash (Fedora, RHEL, Azure Linux) a lone command is exec'd "
-        "and this does not apply"
+        f"{said}; where /bin/sh is bash (Fedora, RHEL, Azure Linux) or BusyBox ash (Alpine) a "
+        "lone command is exec'd and this does not apply"
     )

@@ -34,7 +34,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from servertune.check import memo, overlay, resolve
-from servertune.check.base_shells import image_sh
+from servertune.check.base_shells import execs_last_command, execs_lone_command
 from servertune.check.budget import each_within_budget
 from servertune.check.chain import Service
 from servertune.check.commands import (
@@ -1499,17 +1499,18 @@ def _image_app(
         return None
 
 
-#: The shells that run a `-c` list's last command as their child: dash (the `sh` of Debian's
-#: images, python:*-slim's included) and BusyBox's ash. bash 5.1 execs it; not counted.
+#: The shells that may run a `-c` list's last command as their child: dash (the `sh` of
+#: Debian's images, python:*-slim's included) and BusyBox's ash, which execs a lone command
+#: (`base_shells.execs_lone_command`). bash 5.1 execs it; not counted.
 _FORKING_SHELLS = frozenset({"sh", "dash", "ash"})
 
 
 def _list_child(words: list[Word], image: Image | None) -> Setting[str] | None:
     """`sh -c "alembic upgrade head && uvicorn app:app"`: the server's command, the last of
     the list, which `sh` runs as its child (no `exec`), so the shell stays PID 1; also `sh -c
-    "hypercorn ..."` alone, as a shell-form CMD is judged: dash and BusyBox ash keep one
-    command as their child too, bash (the image's /bin/sh on Fedora-like bases) execs it
-    (nachet-backend). None for any other command."""
+    "hypercorn ..."` alone, as a shell-form CMD is judged: dash keeps one command as its
+    child too, bash (the image's /bin/sh on Fedora-like bases) and BusyBox ash exec it
+    (nachet-backend, scieloorg/opac_5). None for any other command."""
     program = program_name(words[0].text) if words else ""
     if len(words) < 3 or program not in _FORKING_SHELLS:
         return None
@@ -1517,9 +1518,11 @@ def _list_child(words: list[Word], image: Image | None) -> Setting[str] | None:
     if not flag or flag + 1 >= len(words):
         return None
     commands = [c for c in shell_commands(words[flag + 1]) if c]
-    execs_one = program == "sh" and image_sh(root_base(image)) == "bash"
+    execs_one = execs_lone_command(program, root_base(image))
     if not commands or (len(commands) < 2 and execs_one) or commands[-1][0].text == "exec":
         return None
+    if execs_last_command(program, root_base(image), words[flag + 1].text):
+        return None  # BusyBox ash execs a list's last command: the server is PID 1
     last = commands[-1]
     if server_command(last) is None or any(server_command(c) for c in commands[:-1]):
         return None

@@ -6,13 +6,21 @@ does not leave Nagle's algorithm on there.
 
 The files are the packaging a launch's folder or one above it holds, within the tree check
 reads: pyproject.toml (PEP 621 and poetry's `uvicorn = { extras = ["standard"] }`), Pipfile,
-setup.py, setup.cfg, `requirements*.txt` and `requirements/*.txt`. Nothing is installed or run.
+setup.py, setup.cfg, `requirements*.txt`, `requirements/*.txt` and the lock files Pipfile.lock,
+uv.lock and poetry.lock (a lock installs uvloop when it holds uvloop's own entry: poetry.lock
+also names uvloop in uvicorn's unchosen `standard` extra). Nothing is installed or run.
+
+uvloop is absent only where that is shown: packaging here names uvicorn or fastapi (so it is
+what installs the server) and none of it installs uvloop. Where no packaging here names the
+server (a requirements file the image copies from elsewhere, a lock left out of the tree),
+whether uvloop is installed is unknown, and `server_declarations` finds nothing.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from servertune.check import resolve
@@ -20,9 +28,10 @@ from servertune.check.budget import each_within_budget
 from servertune.check.model import CheckInputError, Location
 from servertune.check.source import read_text
 
-__all__ = ["uvloop_declarations", "uvloop_for"]
+__all__ = ["Packaging", "packaging_declarations", "uvloop_declarations", "uvloop_for"]
 
 _PACKAGING = ("pyproject.toml", "Pipfile", "setup.py", "setup.cfg")
+_LOCKS = ("Pipfile.lock", "uv.lock", "poetry.lock")
 
 #: A requirement that installs uvloop: by name, as `uvicorn[standard]` / `fastapi[standard]`
 #: (any extras list holding `standard`), or poetry's table with `extras = ["standard"]`.
@@ -33,10 +42,17 @@ _UVLOOP = re.compile(
     re.IGNORECASE,
 )
 
+#: uvloop's own entry in a lock: `name = "uvloop"` (uv.lock, poetry.lock), `"uvloop": {`
+#: (Pipfile.lock).
+_LOCKED_UVLOOP = re.compile(r'^name\s*=\s*"uvloop"|"uvloop"\s*:\s*\{', re.MULTILINE)
+
+#: A requirement or lock entry naming the server itself.
+_SERVER = re.compile(r"(?<![\w.-])(?:uvicorn|fastapi)(?![\w.-])", re.IGNORECASE)
+
 
 def _candidates(folder: Path) -> list[Path]:
     """The packaging files `folder` may hold."""
-    found = [folder / name for name in _PACKAGING]
+    found = [folder / name for name in (*_PACKAGING, *_LOCKS)]
     found += sorted(folder.glob("requirements*.txt"))
     found += sorted((folder / "requirements").glob("*.txt"))
     return [f for f in found if f.is_file()]
@@ -61,23 +77,47 @@ def uvloop_declarations(paths: Sequence[Path], root: Path | None) -> tuple[Locat
     `root`, else the files' common folder) declares a requirement that installs uvloop, one
     place per file that does."""
     with resolve.confined_to(root if root is not None else resolve.default_root(paths)):
-        return _declarations(paths)
+        return _declarations(paths, uvloop=True)
 
 
-def _declarations(paths: Sequence[Path]) -> tuple[Location, ...]:
+@dataclass(frozen=True)
+class Packaging:
+    """Where the packaging beside a launch's files declares what the rules ask of it."""
+
+    #: A requirement that installs uvloop (`uvloop_declarations`).
+    uvloop: tuple[Location, ...] = ()
+    #: A requirement naming uvicorn or fastapi: the packaging that installs the server, so
+    #: the one whose lack of uvloop shows uvloop absent.
+    server: tuple[Location, ...] = ()
+
+
+def packaging_declarations(paths: Sequence[Path], root: Path | None) -> Packaging:
+    """Both declarations, looked for as `uvloop_declarations` looks."""
+    with resolve.confined_to(root if root is not None else resolve.default_root(paths)):
+        return Packaging(_declarations(paths, uvloop=True), _declarations(paths, uvloop=False))
+
+
+def _pattern(candidate: Path, uvloop: bool) -> re.Pattern[str]:
+    if not uvloop:
+        return _SERVER
+    return _LOCKED_UVLOOP if candidate.name in _LOCKS else _UVLOOP
+
+
+def _declarations(paths: Sequence[Path], *, uvloop: bool) -> tuple[Location, ...]:
     candidates = [c for f in _folders(paths) for c in _candidates(f) if resolve.inside(c)]
     # Each within its budget: one over it declares nothing (the run names it, once).
-    found = each_within_budget(candidates, _declared_in)
+    found = each_within_budget(candidates, lambda c: _declared_in(c, uvloop))
     return tuple(at for _, at in found if at is not None)
 
 
-def _declared_in(candidate: Path) -> Location | None:
-    """Where the packaging file `candidate` installs uvloop, None if it does not."""
+def _declared_in(candidate: Path, uvloop: bool) -> Location | None:
+    """Where the packaging file `candidate` declares uvloop (or the server, when `uvloop` is
+    false), None if it does not."""
     try:
         text = read_text(candidate)
     except (CheckInputError, OSError, UnicodeDecodeError):
         return None
-    match = _UVLOOP.search(text)
+    match = _pattern(candidate, uvloop).search(text)
     if match is None:
         return None
     return Location(candidate, text.count("\n", 0, match.start()) + 1)

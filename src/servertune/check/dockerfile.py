@@ -47,7 +47,12 @@ from typing import Any
 
 from servertune.check import memo, resolve
 from servertune.check.base_images import BaseLaunch, known_base
-from servertune.check.base_shells import image_sh, library_image, sh_words
+from servertune.check.base_shells import (
+    execs_last_command,
+    execs_lone_command,
+    library_image,
+    sh_words,
+)
 from servertune.check.commands import (
     WRAPPERS,
     ConfigFile,
@@ -1987,9 +1992,9 @@ def shell_form(
 ) -> Setting[str] | None:
     """The shell-form instruction that starts a server as the child of `SHELL` (`/bin/sh -c`,
     which stays PID 1), as `CMD <text>` at its line; None when the server gets the signals:
-    exec form, `exec` first, or bash running one simple command (bash execs it, as the SHELL
-    or as the /bin/sh of a base such as Fedora's or Azure Linux's, `base_shells`; dash, the
-    /bin/sh of Debian-based images, and Alpine's ash do not). The image's own exec form
+    exec form, `exec` first, or bash or BusyBox ash running one simple command (they exec it,
+    as the SHELL or as the /bin/sh of a base such as Fedora's or Alpine's, `base_shells`;
+    dash, the /bin/sh of Debian-based images, does not). The image's own exec form
     that runs a shell's `-c` string (`CMD ["sh", "-c", "gunicorn ..."]`) is that string's
     shell form, under that shell (carbonplan/offsets-db-api); a compose service's own
     command is judged by the compose reader."""
@@ -2003,11 +2008,10 @@ def shell_form(
     else:
         return None
     text = " ".join(w.text for w in words)
-    bash = PurePosixPath(shell[0]).name == "bash" or (
-        PurePosixPath(shell[0]).name == "sh" and image_sh(root_base(image)) == "bash"
-    )
-    if bash and not re.search(r"[;&|]", text):
+    if execs_lone_command(shell[0], root_base(image)) and not re.search(r"[;&|]", text):
         return None
+    if execs_last_command(shell[0], root_base(image), text) and _server_last(text, words[0].at):
+        return None  # BusyBox ash execs a list's last command: the server is PID 1
     try:
         # Docker's parser removes each escaped newline before the shell sees the text.
         split = shlex.split(text.replace("\\\n", ""), comments=True)
@@ -2029,6 +2033,17 @@ def shell_form(
     ):
         return None
     return Setting(f"{instruction} {text}", words[0].at)
+
+
+def _server_last(text: str, at: Location) -> bool:
+    """The last command of the list `text` (past its last `&&`, `||` or `;`) starts a
+    server."""
+    last = re.split(r"&&|\|\||;", text.replace("\\\n", ""))[-1]
+    try:
+        split = shlex.split(last, comments=True)
+    except ValueError:
+        return False
+    return bool(split) and server_command([Word(w, at) for w in split]) is not None
 
 
 #: The shells whose `-c` string check judges as a shell form's (zsh's own rules are not read).

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import contextvars
+import difflib
 import functools
 import io
 import json
@@ -293,7 +294,8 @@ def _flag_spelled(
 ) -> list[tuple[str, str]]:
     """(name, setting) for each name the file assigns that is no gunicorn setting but is a
     setting's command-line flag written as a name (`keep_alive` for `--keep-alive`,
-    `access_logfile` for `--access-logfile`): gunicorn's config loader skips every name it
+    `access_logfile` for `--access-logfile`), its value one a setting could take or the name
+    a near spelling of the setting's: gunicorn's config loader skips every name it
     does not know (gunicorn/app/base.py, `load_config_from_module_name_or_filename`: "Ignore
     unknown names"), so the value is silently not applied. A name only imported (`from os
     import environ as env`, seen in CybercentreCanada/assemblyline-ui) was never written for
@@ -308,8 +310,36 @@ def _flag_spelled(
     return [
         (name, by_flag[name])
         for name in sorted(set(found.values) | set(found.unresolved))
-        if name not in names and name in by_flag and name not in imported
+        if name not in names
+        and name in by_flag
+        and name not in imported
+        and (_plain(found.values.get(name, _UNKNOWN)) or _close(name, by_flag[name]))
     ]
+
+
+_UNKNOWN = object()
+
+
+def _plain(value: object) -> bool:
+    """A value a setting could take: a literal (text, a number, a flag, None) or a list,
+    tuple or dict of them. A helper object (`env = environ.Env()`), a function, a class or
+    a value not known here is none: the name was likely never meant as a setting (seen on
+    quipucords/quipucords's gunicorn_conf.py)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(k) and _plain(v) for k, v in value.items())
+    return False
+
+
+def _close(name: str, setting: str) -> bool:
+    """`name` is a near spelling of `setting` (`keep_alive` of `keepalive`): the same
+    letters but for underscores, or at least 80 % alike."""
+    if name.replace("_", "") == setting.replace("_", ""):
+        return True
+    return difflib.SequenceMatcher(None, name, setting).ratio() >= 0.8
 
 
 def _environment_name(tree: ast.Module, line: int | None) -> str:

@@ -10,7 +10,8 @@ server runs under), and the CPU count (`multiprocessing.cpu_count()`, `os.cpu_co
 `len(os.sched_getaffinity(0))`), which reads the `cpus` it is given: the reader evaluates the
 file for the cores being judged, and for two other counts to tell that `workers` follows it.
 
-django-environ's `env("X", default=...)` / `env.int(...)` read the environment the same way.
+django-environ's `env("X", default=...)` / `env.int("X", default)` read the environment the same
+way, through `env` or any name bound to `environ.Env()` (itself an `EnvReader`, not a value).
 Anything else (a call into the project's own modules, a loop) makes the value
 it feeds *unresolved*: the setting keeps gunicorn's default and the report names it. An `if`
 whose test resolves takes its branch; one that does not resolves a name only when both
@@ -30,6 +31,7 @@ from typing import Any
 
 __all__ = [
     "ClassValue",
+    "EnvReader",
     "FunctionValue",
     "Importer",
     "Refused",
@@ -350,6 +352,19 @@ class _Evaluator:
             raise Unresolved(f"${name} (not set where check runs)")
         return default
 
+    def env_reader(self, function: ast.expr) -> str | None:
+        """The cast of a django-environ call `env(...)` ("") or `env.int(...)` ("int"), through
+        any name bound to `environ.Env()`; None for any other call."""
+        if isinstance(function, ast.Name) and _reads_env(self, function):
+            return ""
+        if (
+            isinstance(function, ast.Attribute)
+            and function.attr in _ENV_CASTS
+            and _reads_env(self, function.value)
+        ):
+            return function.attr
+        return None
+
     def call(self, node: ast.Call) -> Any:
         if node.keywords and not all(k.arg for k in node.keywords):
             raise Unresolved(f"`{ast.unparse(node)}`")
@@ -358,15 +373,23 @@ class _Evaluator:
             raise Unresolved(f"`{ast.unparse(node)}`")
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
         function = node.func
-        cast = _env_reader(function)
+        cast = self.env_reader(function)
+        # `env.int("X", 8000)` on a name bound to `environ.Env()` here: a reader method's
+        # second argument is its default. The call form's (`env("X", int)`) is a cast, and
+        # an `env` imported from elsewhere may be no django-environ reader: `default=` only.
+        most = 2 if cast and _proven_reader(self, function) else 1
         if (
             cast is not None
-            and len(args) == 1
+            and 1 <= len(args) <= most
             and isinstance(args[0], str)
             and set(kwargs) <= {"default"}
+            and not (len(args) == 2 and "default" in kwargs)
         ):
-            value = self.environ(args[0], kwargs.get("default", _NO_DEFAULT))
+            default = args[1] if len(args) == 2 else kwargs.get("default", _NO_DEFAULT)
+            value = self.environ(args[0], default)
             return _ENV_CASTS[cast](value) if isinstance(value, str) else value
+        if self.dotted(function) in _ENV_CLASSES:
+            return EnvReader()  # `env = environ.Env()`: read through its methods above
         if isinstance(function, ast.Attribute) and not _is_module_path(self, function.value):
             owner = self.expr(function.value)
             if isinstance(owner, str) and function.attr in _STR_METHODS:
@@ -504,19 +527,31 @@ _ENV_CASTS: dict[str, Callable[[str], Any]] = {
 }
 
 
-def _env_reader(function: ast.expr) -> str | None:
-    """The cast of a django-environ call `env(...)` ("") or `env.int(...)` ("int"); None for
-    any other call."""
-    if isinstance(function, ast.Name) and function.id == "env":
-        return ""
-    if (
-        isinstance(function, ast.Attribute)
-        and isinstance(function.value, ast.Name)
-        and function.value.id == "env"
-        and function.attr in _ENV_CASTS
-    ):
-        return function.attr
-    return None
+#: django-environ's reader class, as a config imports it (`import environ`).
+_ENV_CLASSES = frozenset({"environ.Env", "environ.environ.Env"})
+
+
+@dataclass(frozen=True)
+class EnvReader:
+    """A django-environ reader a config made (`env = environ.Env()`): a helper object, not a
+    setting's value."""
+
+
+def _proven_reader(evaluator: _Evaluator, function: ast.expr) -> bool:
+    """`function` is a method of a reader this file made (`environ.Env()`), not of a name
+    `env` from elsewhere."""
+    owner = function.value if isinstance(function, ast.Attribute) else function
+    if isinstance(owner, ast.Name):
+        return isinstance(evaluator.names.get(owner.id), EnvReader)
+    return isinstance(owner, ast.Call)
+
+
+def _reads_env(evaluator: _Evaluator, node: ast.expr) -> bool:
+    """`node` is a django-environ reader: the name `env` (its documented name), a name bound
+    to `environ.Env()`, or the call `environ.Env()` itself."""
+    if isinstance(node, ast.Name):
+        return node.id == "env" or isinstance(evaluator.names.get(node.id), EnvReader)
+    return isinstance(node, ast.Call) and evaluator.dotted(node.func) in _ENV_CLASSES
 
 
 def _is_module_path(evaluator: _Evaluator, node: ast.expr) -> bool:

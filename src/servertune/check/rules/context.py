@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import BalancerLink, Link
+from servertune.check.dependencies import Packaging
 from servertune.check.ingress import INGRESS_NGINX_DOCS
 from servertune.check.model import (
     GO_TRANSPORT_BALANCERS,
@@ -84,9 +85,9 @@ class Context:
     #: links and fronts when the fault rules run: a rule that asks what else runs an image
     #: reads them here.
     set_aside: tuple[AppServer, ...] = ()
-    #: Where the project's packaging declares a requirement that installs uvloop
-    #: (`uvicorn[standard]`: `dependencies.uvloop_declarations`).
-    uvloop_declared: tuple[Location, ...] = ()
+    #: Where the project's packaging installs uvloop (`uvicorn[standard]`) and where it names
+    #: the server (`dependencies.packaging_declarations`).
+    packaging: Packaging = dataclasses.field(default_factory=Packaging)
     #: What the readers found the platform or proxy reading it ignores (a Procfile line with
     #: no `type:`, an ingress-nginx timeout with a unit): `model.IGNORED_BY_PLATFORM` notes.
     ignored: tuple[Note, ...] = ()

@@ -97,9 +97,12 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
 def _replayed(lb: LoadBalancer, finding: Finding) -> Finding:
     """The error as a warning when the balancer proxies through Go's transport (Traefik,
     Caddy), which sends an idempotent request again on a new connection when a reused one is
-    closed before any answer: only a POST or another non-idempotent request that meets the
-    race fails (SelfhostedPro/Yacht's nginx under Traefik). A warning stays one: the POSTs
-    it loses are still lost."""
+    closed before any answer (golang/go src/net/http/transport.go, `shouldRetryRequest`: a
+    replayable request on a reused connection is sent again on `errServerClosedIdle`; Traefik's
+    pkg/server/service/roundtripper.go builds its backend `http.Transport`): only a POST or
+    another non-idempotent request that meets the race fails (SelfhostedPro/Yacht's nginx
+    under Traefik, uccser/cs-unplugged's gunicorn under Traefik). A warning stays one: the
+    POSTs it loses are still lost."""
     if not lb.replays_idempotent or finding.severity is not Severity.error:
         return finding
     return replace(
@@ -192,7 +195,7 @@ def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                 related,
                 lb.docs,
             )
-            yield _checked(lb, _graded(finding, app.keepalive.value))
+            yield _checked(lb, _replayed(lb, _graded(finding, app.keepalive.value)))
 
 
 @check_rule(

@@ -158,11 +158,13 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
         tcp = [s for s in app.sockets if not s.value.startswith("unix:")]
         if not tcp or app.listener_nodelay or not _reused(app, c):
             continue
-        if _uvloop_installed(app, c):
-            continue  # `--loop auto` picks the uvloop the project's packaging installs
+        packaging = _uvloop_absent(app, c)
+        if packaging is None:
+            continue
         yield rule.finding(
             app.workers.at,
-            f"{app.workers.value} uvicorn workers on {tcp[0].value}: uvicorn binds the port in "
+            f"{app.workers.value} uvicorn workers on {tcp[0].value} with {packaging}: uvicorn "
+            "binds the port in "
             "its supervisor and never turns TCP_NODELAY on for the connections its workers "
             "accept, so every answer's body waits up to 40 ms for the peer's delayed ACK after "
             "its headers (`fastapi run --workers N` and `uvicorn.run(workers=N)` do the same), "
@@ -176,15 +178,25 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
-def _uvloop_installed(app: AppServer, c: Context) -> bool:
-    """The packaging in the folder of a file of the launch, or above it, installs uvloop
-    (`uvicorn[standard]`), which `--loop auto` picks: unless the loop is set to asyncio."""
+def _uvloop_absent(app: AppServer, c: Context) -> str | None:
+    """How `app` is shown to run on asyncio's loop, said for the finding; None when it may
+    run on uvloop. `--loop asyncio` shows it. Otherwise `--loop auto` picks uvloop when it
+    is installed, so asyncio is shown only by packaging in the folder of a file of the launch,
+    or above it, that names uvicorn or fastapi while none there installs uvloop
+    (`uvicorn[standard]`): with no packaging here naming the server (a requirements file
+    copied from elsewhere, a lock not in the tree) uvloop may well be installed (seen on
+    Opentrons/opentrons, pingcap/autoflow, whose lock files install it)."""
     if app.event_loop is not None and app.event_loop.value == "asyncio":
-        return False
+        return f"--loop asyncio ({app.event_loop.at})"
     files = [app.file, *(at.file for at in app.launched_by)]
     if app.container is not None:
         files.append(app.container.at.file)
-    return uvloop_for(files, c.uvloop_declared) is not None
+    if uvloop_for(files, c.packaging.uvloop) is not None:
+        return None
+    named = uvloop_for(files, c.packaging.server)
+    if named is None:
+        return None
+    return f"no uvloop installed ({named} names the server, and no packaging here uvloop)"
 
 
 def _reused(app: AppServer, c: Context) -> bool:
