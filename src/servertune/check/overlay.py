@@ -24,12 +24,12 @@ from pathlib import Path
 
 import yaml
 
-from servertune.check import resolve
+from servertune.check import memo, resolve
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import CheckInputError, Location, note
 from servertune.check.source import read_text
 
-__all__ = ["MERGE_DOCS", "base_of", "merge", "merged_services", "services_in"]
+__all__ = ["MERGE_DOCS", "base_of", "merge", "merged_services", "project_folder", "services_in"]
 
 #: Where Compose documents how it merges files given together.
 MERGE_DOCS = "https://docs.docker.com/reference/compose-file/merge/"
@@ -47,7 +47,7 @@ def base_of(path: Path, services: _Node) -> Path | None:
     project of its own."""
     match = _LABELLED.match(path.name)
     if match is None:
-        return _other_base(path, services)
+        return _other_base(path, services) or _base_above(path, services)
     base = next(
         (
             path.parent / name
@@ -57,7 +57,7 @@ def base_of(path: Path, services: _Node) -> Path | None:
         None,
     )
     if base is None:
-        return _other_base(path, services)
+        return _other_base(path, services) or _base_above(path, services)
     if base == path or not resolve.inside(base, path):
         return None
     if match["label"] == "override":
@@ -102,6 +102,49 @@ def _other_base(path: Path, services: _Node) -> Path | None:
         if any(_incomplete(s, path, u, sibling) for s, u in shared if u is not None):
             found.append(sibling)
     return found[0] if len(found) == 1 else None
+
+
+#: Folders above a compose file looked in for the base it completes (`docker/compose.prod.yml`
+#: given after the root's `docker-compose.yml`).
+_LEVELS_UP = 2
+
+
+def _base_above(path: Path, services: _Node) -> Path | None:
+    """The base compose file (one of Compose's default names) of a folder above `path` that
+    `path` completes: they share a service, and a shared service cannot run from `path` alone
+    (`_incomplete`: no `image`/`build`, or a `build` found only from the base's folder), as
+    `docker compose -f docker-compose.yml -f docker/docker-compose.prod.yml` gives them. The
+    nearest such folder's; None when none is (a file that runs alone is its own project)."""
+    folder = path.parent
+    for _ in range(_LEVELS_UP):
+        if folder.parent == folder:
+            return None
+        folder = folder.parent
+        for name in _BASES:
+            base = folder / name
+            if not base.is_file() or not resolve.inside(base, path):
+                continue
+            theirs = services_in(base)
+            if theirs is None:
+                continue
+            under = dict(theirs.items())
+            shared = [(s, under[n]) for n, s in services.items() if n in under]
+            if any(_incomplete(s, path, u, base) for s, u in shared):
+                return base
+    return None
+
+
+def project_folder(path: Path) -> Path:
+    """The folder the relative paths of the compose file `path` are resolved from: the folder
+    of the base file it overlays, when that is another folder (Compose resolves every file's
+    paths from the first file's folder: "Merge", https://docs.docker.com/compose/how-tos/
+    multiple-compose-files/merge/), else its own."""
+    def compute() -> Path:
+        services = services_in(path)
+        base = base_of(path, services) if services is not None else None
+        return base.parent if base is not None else path.parent
+
+    return memo.recall(memo.run_table("compose project folders"), path, compute)
 
 
 def services_in(path: Path, text: str | None = None) -> _Node | None:
