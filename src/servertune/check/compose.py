@@ -909,6 +909,7 @@ def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Locat
     if volumes is None or not isinstance(volumes.node, yaml.SequenceNode):
         return []
     found: list[tuple[Path, PurePosixPath, Location]] = []
+    folder = overlay.project_folder(path)
     for entry in volumes.list():
         if isinstance(entry.node, yaml.MappingNode):
             kind, source, target = entry.get("type"), entry.get("source"), entry.get("target")
@@ -921,7 +922,6 @@ def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Locat
             if len(parts) < 2:
                 continue  # an anonymous volume: a container path only
             host, inside = parts[0], parts[1]
-        folder = overlay.project_folder(path)
         host = _PWD.sub(lambda _: str(folder.absolute()), host)  # `${PWD}/nginx.conf`
         if not host.startswith((".", "/", "~")) or not inside.startswith("/"):
             continue
