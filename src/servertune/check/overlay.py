@@ -139,6 +139,7 @@ def project_folder(path: Path) -> Path:
     of the base file it overlays, when that is another folder (Compose resolves every file's
     paths from the first file's folder: "Merge", https://docs.docker.com/compose/how-tos/
     multiple-compose-files/merge/), else its own."""
+
     def compute() -> Path:
         services = services_in(path)
         base = base_of(path, services) if services is not None else None
