@@ -2267,33 +2267,26 @@ def _selected(
             aliases.step(words)
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
-            compared = _case_on_first(words, aliases, first) if not chosen else None
-            if compared is None and running and not branches.past:
-                compared = _case_on_fixed(words, known)
-            if compared is not None and running:
-                chosen.append(_Case(depth, compared))
+            compared = _case_word(words, aliases, first, known, nested=bool(chosen))
+            if running and compared is not None and (compared[1] or not branches.past):
+                chosen.append(_Case(depth, compared[0]))
                 running = False
                 continue
         elif words[:1] == ["esac"] and depth:
-            if chosen and depth == chosen[-1].depth:
+            depth -= 1
+            if chosen and depth + 1 == chosen[-1].depth:
                 chosen.pop()
                 running = True
-                depth -= 1
                 continue
-            depth -= 1
         elif chosen and depth == chosen[-1].depth and words and _CASE_PATTERN.match(words[0]):
-            patterns = words[0].lstrip("(").removesuffix(")").split("|")
-            case = chosen[-1]
-            running = not case.matched and any(fnmatch.fnmatchcase(case.value, p) for p in patterns)
-            case.matched = case.matched or running
+            running = chosen[-1].arm(words[0])
         if running:
             kept.append(line)
             # A branch a known word took (an `if` or the chosen `case` arm) that ends the
             # script: nothing after it runs. Not a function's body placed at its call (its
             # lines come before the call's), whose call may be conditional (`|| usage`).
-            taken = (bool(chosen) and depth == chosen[-1].depth) or (
-                depth == 0 and branches.decided()
-            )
+            top = chosen[-1].depth if chosen else 0
+            taken = depth == top and (bool(chosen) or branches.decided())
             inline = index > 0 and line.first < furthest[index - 1]
             if taken and not inline and _ends_script(line, physical):
                 break
@@ -2322,6 +2315,32 @@ class _Case:
     depth: int
     value: str
     matched: bool = False
+
+    def arm(self, word: str) -> bool:
+        """Whether the arm of the patterns `word` (`prod|staging)`) runs: the first that
+        matches the value does."""
+        patterns = word.lstrip("(").removesuffix(")").split("|")
+        runs = not self.matched and any(fnmatch.fnmatchcase(self.value, p) for p in patterns)
+        self.matched = self.matched or runs
+        return runs
+
+
+def _case_word(
+    words: list[str],
+    aliases: _FirstArgument,
+    first: str | None,
+    known: Mapping[str, str],
+    *,
+    nested: bool,
+) -> tuple[str, bool] | None:
+    """(the word a `case WORD in` line compares, whether it is the first argument's): the
+    first argument's outside a decided `case` (`_case_on_first`), else a fixed variable's
+    (`_case_on_fixed`); None when neither is known."""
+    compared = _case_on_first(words, aliases, first) if not nested else None
+    if compared is not None:
+        return compared, True
+    fixed = _case_on_fixed(words, known)
+    return (fixed, False) if fixed is not None else None
 
 
 def _case_on_fixed(words: list[str], known: Mapping[str, str]) -> str | None:
