@@ -441,3 +441,27 @@ def test_an_overlay_in_a_subfolder_is_merged_with_paths_from_the_bases_folder(
         if launch.app.container is not None
     }
     assert fronted == {("compose.prod.yml", 3): ["Caddyfile"]}, fronted
+
+
+def test_a_base_service_the_override_redefines_is_one_launch(tmp_path: Path) -> None:
+    """docker-compose.override.yml redefines `web` (an environment of its own): `docker
+    compose up` merges it by default, so `web` is one launch, read merged from the override;
+    the base's `worker`, which the override leaves alone, is still read from the base. Seen
+    in mozilla-services/eliot (each service was shown alone and merged)."""
+    root = write(
+        tmp_path / "svc",
+        {
+            "Dockerfile": IMAGE,
+            "docker-compose.yml": "services:\n  web:\n    build: .\n"
+            "    command: gunicorn -w 2 -b :8000 app:app\n"
+            "  api:\n    build: .\n    command: gunicorn -w 3 -b :8001 api:app\n",
+            "docker-compose.override.yml": "services:\n  web:\n    environment:\n      - DEBUG=1\n",
+        },
+    )
+    result = check(root)
+    found = sorted(
+        (launch.chain[0].file.name, launch.app.workers.value)
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    )
+    assert found == [("docker-compose.override.yml", 2), ("docker-compose.yml", 3)], found

@@ -497,13 +497,15 @@ class Stacks:
                 for b in built
             ):
                 return False
-        names = ", ".join(sorted({str(h.path) for h in holders}))
+        # (Named from the front's folder: the run's own paths are not the output's.)
+        names = ", ".join(sorted({os.path.relpath(h.path, file.parent) for h in holders}))
         note(
             "not-followed",
             Location(file),
-            f"{file}: not joined to a launch: it runs in the image of {names}, which no "
-            "compose service read builds or runs (the stack builds the Dockerfiles beside "
-            "it, not that one); where that image runs is not in these files",
+            f"not joined to a launch: it runs in the image {names} builds (from its folder), "
+            "which no compose service read builds or runs (the stack builds the Dockerfiles "
+            "of the folders beside it, not that one); where that image runs is not in these "
+            "files",
         )
         return True
 

@@ -1337,8 +1337,11 @@ def read_compose(
     # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
     dotenv = path.parent / ".env"
     files: list[Path] = [dotenv] if resolve.inside(dotenv, path) and dotenv.is_file() else []
+    merged_away = overlay.overridden(path)
     for key, value in services.node.value:
         name = str(key.value)
+        if name in merged_away:
+            continue  # read merged with the override beside it: one launch, the override's
         service = _Node(value, path)
         key_at = Location(path, key.start_mark.line + 1)
         image, image_files = _image(service, path, runs)

@@ -29,7 +29,15 @@ from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import CheckInputError, Location, note
 from servertune.check.source import read_text
 
-__all__ = ["MERGE_DOCS", "base_of", "merge", "merged_services", "project_folder", "services_in"]
+__all__ = [
+    "MERGE_DOCS",
+    "base_of",
+    "merge",
+    "merged_services",
+    "overridden",
+    "project_folder",
+    "services_in",
+]
 
 #: Where Compose documents how it merges files given together.
 MERGE_DOCS = "https://docs.docker.com/reference/compose-file/merge/"
@@ -146,6 +154,32 @@ def project_folder(path: Path) -> Path:
         return base.parent if base is not None else path.parent
 
     return memo.recall(memo.run_table("compose project folders"), path, compute)
+
+
+#: What a service runs: an override that sets none of them runs the base's program.
+_RUNS_KEYS = ("command", "entrypoint", "build", "image")
+
+
+def overridden(path: Path) -> frozenset[str]:
+    """The services of the base compose file `path` that the override file beside it
+    (`docker-compose.override.yml` beside `docker-compose.yml`) redefines without changing
+    what runs (no `command`, `entrypoint`, `build` or `image`: mounts, ports, environment):
+    `docker compose up` merges the override by default, so each runs as the override's
+    reading shows it, and the base's own reading would be the same launch again. One whose
+    override runs another program (a development command) is also the base's launch as
+    published (`docker compose -f docker-compose.yml`). Seen in mozilla-services/eliot."""
+    if path.name not in _BASES:
+        return frozenset()
+    prefix = path.name.split(".", 1)[0]
+    for suffix in ("yaml", "yml"):
+        override = path.parent / f"{prefix}.override.{suffix}"
+        if override.is_file() and resolve.inside(override, path):
+            services = services_in(override)
+            if services is not None and base_of(override, services) == path:
+                return frozenset(
+                    n for n, s in services.items() if not any(s.get(k) for k in _RUNS_KEYS)
+                )
+    return frozenset()
 
 
 def services_in(path: Path, text: str | None = None) -> _Node | None:
