@@ -1337,11 +1337,8 @@ def read_compose(
     # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
     dotenv = path.parent / ".env"
     files: list[Path] = [dotenv] if resolve.inside(dotenv, path) and dotenv.is_file() else []
-    merged_away = overlay.overridden(path)
-    for key, value in services.node.value:
+    for key, value in _not_overridden(services, path):
         name = str(key.value)
-        if name in merged_away:
-            continue  # read merged with the override beside it: one launch, the override's
         service = _Node(value, path)
         key_at = Location(path, key.start_mark.line + 1)
         image, image_files = _image(service, path, runs)
@@ -1389,6 +1386,15 @@ def read_compose(
         app = started_in(app, _workdir(service, _files_from(service, path, image)))
         apps.append(replace(app, container=box, shell_form=started, shell_form_sh=sh_of(image)))
     return _started(path, apps, files, unstarted, unsaid)
+
+
+def _not_overridden(services: _Node, path: Path) -> list[tuple[yaml.Node, yaml.Node]]:
+    """The services of the file `path` as (key, value), without those the override beside
+    it redefines without changing what runs (`overlay.overridden`): those are read merged
+    with the override, one launch, the override's."""
+    merged_away = overlay.overridden(path)
+    assert isinstance(services.node, yaml.MappingNode)
+    return [(k, v) for k, v in services.node.value if str(k.value) not in merged_away]
 
 
 def _own_commands(
