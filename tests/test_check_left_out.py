@@ -55,3 +55,48 @@ def test_config_an_image_copies_by_its_folder_is_still_a_candidate(tmp_path: Pat
     result = _folder(root)
     fronts = {front for chain in _fronts(result, root) for front in chain}
     assert "configuration/nginx/test_server.conf" in fronts
+
+
+def _unrun_proxy(tmp_path: Path, proxy_service: str) -> Path:
+    """A cookiecutter-style stack: production.yml builds compose/production/django/Dockerfile
+    (gunicorn on 5000) and, with `proxy_service`, the nginx image of the folder beside it,
+    which COPYs the nginx.conf passing to `django:5000` with a 5 s read timeout."""
+    files = {
+        "production.yml": "services:\n  django:\n    build:\n      context: .\n"
+        "      dockerfile: ./compose/production/django/Dockerfile\n"
+        "    command: gunicorn -b 0.0.0.0:5000 -w 2 app.wsgi\n" + proxy_service,
+        "compose/production/django/Dockerfile": "FROM python:3.12\nCOPY . /app\n",
+        "compose/production/nginx/Dockerfile": "FROM nginx:1.27\n"
+        "COPY ./compose/production/nginx/nginx.conf /etc/nginx/conf.d/default.conf\n",
+        "compose/production/nginx/nginx.conf": "server {\n  listen 80;\n  location / {\n"
+        "    proxy_pass http://django:5000;\n    proxy_read_timeout 5s;\n  }\n}\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_a_front_whose_image_nothing_builds_or_runs_joins_no_launch(tmp_path: Path) -> None:
+    """The stack builds the django Dockerfile but not the nginx one beside it (its service
+    was removed from production.yml): the nginx config runs nowhere these files say, so it
+    is no front of django's gunicorn, and a `not-followed` note on it says why. Seen in
+    Living-with-machines/lwmdb (a Traefik Dockerfile left from cookiecutter-django)."""
+    root = _unrun_proxy(tmp_path, "")
+    result = _folder(root)
+    assert _fronts(result, root) == [[]]
+    assert [
+        n
+        for n in result.notes
+        if n.kind == "not-followed" and n.at.file.name == "nginx.conf" and "no compose" in n.message
+    ]
+
+
+def test_a_front_whose_image_the_stack_builds_joins_its_launch(tmp_path: Path) -> None:
+    """The counterpart: with a service building the nginx Dockerfile, its config fronts
+    django's gunicorn."""
+    proxy = "  nginx:\n    build:\n      context: .\n"
+    proxy += "      dockerfile: ./compose/production/nginx/Dockerfile\n"
+    root = _unrun_proxy(tmp_path, proxy)
+    result = _folder(root)
+    assert _fronts(result, root) == [["compose/production/nginx/nginx.conf"]]

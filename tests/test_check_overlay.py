@@ -404,3 +404,64 @@ def test_a_front_its_base_runs_from_a_published_stage_fronts_the_bases_launch(
         for launch in launches(result.apps, result.links, result.balancer_links)
     }
     assert fronts == {"gunicorn": {"nginx.conf:3"}}
+
+
+def test_an_overlay_in_a_subfolder_is_merged_with_paths_from_the_bases_folder(
+    tmp_path: Path,
+) -> None:
+    """deploy/compose.prod.yml redefines the root compose.yml's `web` with a command and a
+    `build: {target: prod}` only (alone, deploy/ has no Dockerfile), and adds a Caddy mounting
+    `./deploy/Caddyfile`: it is an overlay of the root file wherever it sits, given as
+    `docker compose -f compose.yml -f deploy/compose.prod.yml`, whose relative paths are
+    all resolved from the first file's folder (Compose's "Merge" rule for several files). So
+    web runs the prod stage's gunicorn, behind the Caddy. Seen in
+    alan-turing-institute/AutSPACEs (docker/docker-compose.prod.yml)."""
+    root = write(
+        tmp_path / "site",
+        {
+            "compose.yml": "services:\n  web:\n    build:\n      context: .\n"
+            "      dockerfile: ./docker/Dockerfile\n      target: dev\n"
+            "    command: python manage.py runserver 0.0.0.0:8000\n",
+            "deploy/compose.prod.yml": "services:\n  caddy:\n    image: caddy:2\n"
+            "    volumes:\n      - ./deploy/Caddyfile:/etc/caddy/Caddyfile\n"
+            "  web:\n    build:\n      target: prod\n"
+            "    command: sh ./deploy/web.sh\n",
+            "deploy/web.sh": "#!/bin/sh\ngunicorn -w 3 -b 0.0.0.0:8000 app.wsgi\n",
+            "deploy/Caddyfile": ":80 {\n  reverse_proxy web:8000\n}\n",
+            "docker/Dockerfile": "FROM python:3.12 AS dev\nWORKDIR /code\nCOPY . /code\n"
+            "FROM dev AS prod\n",
+        },
+    )
+    result = check(root)
+    fronted = {
+        (launch.chain[0].file.name, launch.app.workers.value): [
+            at.file.name for at in launch.fronts
+        ]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    }
+    assert fronted == {("compose.prod.yml", 3): ["Caddyfile"]}, fronted
+
+
+def test_a_base_service_the_override_redefines_is_one_launch(tmp_path: Path) -> None:
+    """docker-compose.override.yml redefines `web` (an environment of its own): `docker
+    compose up` merges it by default, so `web` is one launch, read merged from the override;
+    the base's `worker`, which the override leaves alone, is still read from the base. Seen
+    in mozilla-services/eliot (each service was shown alone and merged)."""
+    root = write(
+        tmp_path / "svc",
+        {
+            "Dockerfile": IMAGE,
+            "docker-compose.yml": "services:\n  web:\n    build: .\n"
+            "    command: gunicorn -w 2 -b :8000 app:app\n"
+            "  api:\n    build: .\n    command: gunicorn -w 3 -b :8001 api:app\n",
+            "docker-compose.override.yml": "services:\n  web:\n    environment:\n      - DEBUG=1\n",
+        },
+    )
+    result = check(root)
+    found = sorted(
+        (launch.chain[0].file.name, launch.app.workers.value)
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    )
+    assert found == [("docker-compose.override.yml", 2), ("docker-compose.yml", 3)], found

@@ -24,6 +24,7 @@ from servertune.check.model import (
     PassTarget,
     Setting,
     Upstream,
+    note,
 )
 from servertune.check.nginx_envsh import ENTRYPOINT_DIR, entrypoint_exports, envsh_exports
 from servertune.check.nginx_seds import Fill, sed_fills
@@ -440,6 +441,8 @@ class Stacks:
             or self.building(files[:1])
         )
         if not mounted:
+            if self._image_run_nowhere(files[0]):
+                return frozenset()
             return self._beside(files[0])
         if not (mounted := tuple(s for s in mounted if self.reads(s, files[0]))):
             return frozenset()  # each holds it as a template its start passes over
@@ -488,6 +491,38 @@ class Stacks:
                 for m in s.mounts
             )
         )
+
+    def _image_run_nowhere(self, file: Path) -> bool:
+        """The front is copied (by name or folder) into images that no service read builds or
+        runs, while the compose files build the Dockerfiles of the folders beside theirs
+        (`compose/production/django/Dockerfile`, not `compose/production/traefik/Dockerfile`,
+        whose service the stack no longer has): that front runs nowhere the files say, so it
+        joins no launch, with a `not-followed` note on it. Seen in Living-with-machines/lwmdb.
+        A manifest of a cluster may run any image by its name: then nothing is said."""
+        holders = [i for i in self.images if i.holds(file, whole_context=False) is not None]
+        if not holders or self.kube_services:
+            return False
+        built = [_real(s.dockerfile) for s in self.services if s.dockerfile is not None]
+        for holder in holders:
+            own = _real(holder.path)
+            folder = os.path.dirname(own)
+            if own in built or not any(
+                os.path.dirname(os.path.dirname(b)) == os.path.dirname(folder)
+                and os.path.dirname(b) != folder
+                for b in built
+            ):
+                return False
+        # (Named from the front's folder: the run's own paths are not the output's.)
+        names = ", ".join(sorted({os.path.relpath(h.path, file.parent) for h in holders}))
+        note(
+            "not-followed",
+            Location(file),
+            f"not joined to a launch: it runs in the image {names} builds (from its folder), "
+            "which no compose service read builds or runs (the stack builds the Dockerfiles "
+            "of the folders beside it, not that one); where that image runs is not in these "
+            "files",
+        )
+        return True
 
     def _beside(self, file: Path) -> frozenset[Path] | None:
         """The projects of the compose files in a front's own folder, when none of their

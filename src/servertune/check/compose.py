@@ -409,7 +409,7 @@ def _environment(
         required = entry.get("required") if isinstance(entry.node, yaml.MappingNode) else None
         if name is None or name.text() is None:
             continue
-        env_path = path.parent / (name.text() or "")
+        env_path = overlay.project_folder(path) / (name.text() or "")
         if resolve.admit(env_path, name.text() or "", name.at, "env_file") is None:
             complete = False
             continue
@@ -654,8 +654,9 @@ def _image(
         context_node = build.get("context")
         context = (context_node.text() if context_node else None) or "."
         # Its COPY sources are each read inside the tree only (dockerfile.Image.find).
-        return read_image(path, inline.text() or "", path.parent / context), ()  # type: ignore[union-attr]
-    built = _build(build, path)
+        folder = overlay.project_folder(path)
+        return read_image(path, inline.text() or "", folder / context), ()  # type: ignore[union-attr]
+    built = _build(build, path, overlay.project_folder(path))
     if built is None:
         return None, ()
     dockerfile, directory, target = built
@@ -716,9 +717,12 @@ def _target(service: _Node) -> str | None:
     return (node.text() or None) if node is not None else None
 
 
-def _build(build: _Node, path: Path) -> tuple[Path, Path, str | None] | None:
-    """(the Dockerfile, the build context, the target stage) a service's `build` names, when
-    the Dockerfile is here; None for a git URL, a path out of the tree or a missing file."""
+def _build(
+    build: _Node, path: Path, folder: Path | None = None
+) -> tuple[Path, Path, str | None] | None:
+    """(the Dockerfile, the build context, the target stage) a service's `build` names, its
+    paths from `folder` (the file's own by default), when the Dockerfile is here; None for a
+    git URL, a path out of the tree or a missing file."""
     file_node: _Node | None = None
     context_at = build.at
     target: str | None = None
@@ -734,7 +738,8 @@ def _build(build: _Node, path: Path) -> tuple[Path, Path, str | None] | None:
     if "://" in context:
         return None  # a git URL: not here
     # `..` and `$PWD`: one path for one file
-    directory = resolve.tree_form(Path(os.path.normpath(path.parent / context)), path)
+    folder = path.parent if folder is None else folder
+    directory = resolve.tree_form(Path(os.path.normpath(folder / context)), path)
     dockerfile = directory / name
     named_at = file_node.at if file_node is not None else build.at
     if resolve.admit(directory, context, context_at, "build context") is None:
@@ -909,6 +914,7 @@ def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Locat
     if volumes is None or not isinstance(volumes.node, yaml.SequenceNode):
         return []
     found: list[tuple[Path, PurePosixPath, Location]] = []
+    folder = overlay.project_folder(path)
     for entry in volumes.list():
         if isinstance(entry.node, yaml.MappingNode):
             kind, source, target = entry.get("type"), entry.get("source"), entry.get("target")
@@ -921,13 +927,13 @@ def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Locat
             if len(parts) < 2:
                 continue  # an anonymous volume: a container path only
             host, inside = parts[0], parts[1]
-        host = _PWD.sub(lambda _: str(path.parent.absolute()), host)  # `${PWD}/nginx.conf`
+        host = _PWD.sub(lambda _: str(folder.absolute()), host)  # `${PWD}/nginx.conf`
         if not host.startswith((".", "/", "~")) or not inside.startswith("/"):
             continue
         if host.startswith("~"):
             continue  # the user's home on the Docker host: not the repository
         # `../configuration` as one path; `$PWD/bin` as the name `bin` has in this run
-        host_path = resolve.tree_form(Path(os.path.normpath(path.parent / host)), path)
+        host_path = resolve.tree_form(Path(os.path.normpath(folder / host)), path)
         found.append((host_path, PurePosixPath(os.path.normpath(inside)), entry.at))
     return found
 
@@ -985,10 +991,10 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
         dockerfile: Path | None = None
         if build is not None and isinstance(build.node, yaml.MappingNode):
             context, named = build.get("context"), build.get("dockerfile")
-            folder = path.parent / ((context.text() if context else None) or ".")
+            folder = overlay.project_folder(path) / ((context.text() if context else None) or ".")
             dockerfile = folder / ((named.text() if named else None) or "Dockerfile")
         elif build is not None and build.text():
-            dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
+            dockerfile = overlay.project_folder(path) / (build.text() or ".") / "Dockerfile"
         elif build is None:
             dockerfile = _runs_dockerfile(service, path)
         mode = service.get("network_mode")
@@ -1336,7 +1342,7 @@ def read_compose(
     # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
     dotenv = path.parent / ".env"
     files: list[Path] = [dotenv] if resolve.inside(dotenv, path) and dotenv.is_file() else []
-    for key, value in services.node.value:
+    for key, value in _not_overridden(services, path):
         name = str(key.value)
         service = _Node(value, path)
         key_at = Location(path, key.start_mark.line + 1)
@@ -1385,6 +1391,15 @@ def read_compose(
         app = started_in(app, _workdir(service, _files_from(service, path, image)))
         apps.append(replace(app, container=box, shell_form=started, shell_form_sh=sh_of(image)))
     return _started(path, apps, files, unstarted, unsaid)
+
+
+def _not_overridden(services: _Node, path: Path) -> list[tuple[yaml.Node, yaml.Node]]:
+    """The services of the file `path` as (key, value), without those the override beside
+    it redefines without changing what runs (`overlay.overridden`): those are read merged
+    with the override, one launch, the override's."""
+    merged_away = overlay.overridden(path)
+    assert isinstance(services.node, yaml.MappingNode)
+    return [(k, v) for k, v in services.node.value if str(k.value) not in merged_away]
 
 
 def _own_commands(

@@ -24,12 +24,21 @@ from pathlib import Path
 
 import yaml
 
-from servertune.check import resolve
+from servertune.check import memo, resolve
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import CheckInputError, Location, note
 from servertune.check.source import read_text
 
-__all__ = ["MERGE_DOCS", "base_of", "merge", "merged_services", "production_twin", "services_in"]
+__all__ = [
+    "MERGE_DOCS",
+    "base_of",
+    "merge",
+    "merged_services",
+    "overridden",
+    "production_twin",
+    "project_folder",
+    "services_in",
+]
 
 #: Where Compose documents how it merges files given together.
 MERGE_DOCS = "https://docs.docker.com/reference/compose-file/merge/"
@@ -47,7 +56,7 @@ def base_of(path: Path, services: _Node) -> Path | None:
     project of its own."""
     match = _LABELLED.match(path.name)
     if match is None:
-        return _other_base(path, services)
+        return _other_base(path, services) or _base_above(path, services)
     base = next(
         (
             path.parent / name
@@ -57,7 +66,7 @@ def base_of(path: Path, services: _Node) -> Path | None:
         None,
     )
     if base is None:
-        return _other_base(path, services)
+        return _other_base(path, services) or _base_above(path, services)
     if base == path or not resolve.inside(base, path):
         return None
     if match["label"] == "override":
@@ -135,6 +144,76 @@ def _other_base(path: Path, services: _Node) -> Path | None:
         if any(_incomplete(s, path, u, sibling) for s, u in shared if u is not None):
             found.append(sibling)
     return found[0] if len(found) == 1 else None
+
+
+#: Folders above a compose file looked in for the base it completes (`docker/compose.prod.yml`
+#: given after the root's `docker-compose.yml`).
+_LEVELS_UP = 2
+
+
+def _base_above(path: Path, services: _Node) -> Path | None:
+    """The base compose file (one of Compose's default names) of a folder above `path` that
+    `path` completes: they share a service, and a shared service cannot run from `path` alone
+    (`_incomplete`: no `image`/`build`, or a `build` found only from the base's folder), as
+    `docker compose -f docker-compose.yml -f docker/docker-compose.prod.yml` gives them. The
+    nearest such folder's; None when none is (a file that runs alone is its own project)."""
+    folder = path.parent
+    for _ in range(_LEVELS_UP):
+        if folder.parent == folder:
+            return None
+        folder = folder.parent
+        for name in _BASES:
+            base = folder / name
+            if not base.is_file() or not resolve.inside(base, path):
+                continue
+            theirs = services_in(base)
+            if theirs is None:
+                continue
+            under = dict(theirs.items())
+            shared = [(s, under[n]) for n, s in services.items() if n in under]
+            if any(_incomplete(s, path, u, base) for s, u in shared):
+                return base
+    return None
+
+
+def project_folder(path: Path) -> Path:
+    """The folder the relative paths of the compose file `path` are resolved from: the folder
+    of the base file it overlays, when that is another folder (Compose resolves every file's
+    paths from the first file's folder: "Merge", https://docs.docker.com/compose/how-tos/
+    multiple-compose-files/merge/), else its own."""
+
+    def compute() -> Path:
+        services = services_in(path)
+        base = base_of(path, services) if services is not None else None
+        return base.parent if base is not None else path.parent
+
+    return memo.recall(memo.run_table("compose project folders"), path, compute)
+
+
+#: What a service runs: an override that sets none of them runs the base's program.
+_RUNS_KEYS = ("command", "entrypoint", "build", "image")
+
+
+def overridden(path: Path) -> frozenset[str]:
+    """The services of the base compose file `path` that the override file beside it
+    (`docker-compose.override.yml` beside `docker-compose.yml`) redefines without changing
+    what runs (no `command`, `entrypoint`, `build` or `image`: mounts, ports, environment):
+    `docker compose up` merges the override by default, so each runs as the override's
+    reading shows it, and the base's own reading would be the same launch again. One whose
+    override runs another program (a development command) is also the base's launch as
+    published (`docker compose -f docker-compose.yml`). Seen in mozilla-services/eliot."""
+    if path.name not in _BASES:
+        return frozenset()
+    prefix = path.name.split(".", 1)[0]
+    for suffix in ("yaml", "yml"):
+        override = path.parent / f"{prefix}.override.{suffix}"
+        if override.is_file() and resolve.inside(override, path):
+            services = services_in(override)
+            if services is not None and base_of(override, services) == path:
+                return frozenset(
+                    n for n, s in services.items() if not any(s.get(k) for k in _RUNS_KEYS)
+                )
+    return frozenset()
 
 
 def services_in(path: Path, text: str | None = None) -> _Node | None:

@@ -223,6 +223,13 @@ def _substitutions(text: str) -> tuple[str, dict[str, str]]:
 _SUBSHELL = re.compile(r"\A\s*\((?!\()(?P<body>.*)\)(?P<tail>\s*&?\s*)\Z", re.S)
 
 
+#: One alternative of a `case` arm's patterns: quoted, or a word of glob characters.
+_ARM_WORD = r"(?:\"[^\"$`]*\"|'[^']*'|[^\s|()'\";&$`]+)"
+#: A `case` arm's patterns at the start of a line (`"prod"|"staging")`, `web | api )`).
+_CASE_ARM = re.compile(rf"\A\s*\(?\s*(?P<patterns>{_ARM_WORD}(?:\s*\|\s*{_ARM_WORD})*)\s*\)")
+_ARM_ALTERNATIVE = re.compile(_ARM_WORD)
+
+
 def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
     """The simple commands of one logical line (split at `;`, `&&`, `||`, `|`, `&`), each
     with whether a lone `&` ends it (run in the background); a command substitution `$(...)`
@@ -234,6 +241,13 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
             for words, background in _split(path, start, text)
         ]
     text = without_comments(text)
+    arm = _CASE_ARM.match(text)
+    if arm is not None and ("|" in arm["patterns"] or arm["patterns"][:1] in ("'", '"')):
+        # `"prod"|"staging")`: one `case` arm's patterns, not a pipeline: one word.
+        patterns = "|".join(
+            p.strip().strip("'\"") for p in _ARM_ALTERNATIVE.findall(arm["patterns"])
+        )
+        text = shlex.quote(f"{patterns})") + text[arm.end() :]
     group = _SUBSHELL.match(text)
     if group is not None:
         # `(set -x; exec gunicorn ...)`: the list runs in a subshell; its commands are read
@@ -293,6 +307,13 @@ def _lines_run(
     lines = _selected(
         logical, arguments, physical, fixed, unknown, names, files=files, decided=decided
     )
+    more = _fixed_where_run(env, fixed, logical, lines, text)
+    if more:
+        fixed = {**fixed, **more}
+        decided.clear()
+        lines = _selected(
+            logical, arguments, physical, fixed, unknown, names, files=files, decided=decided
+        )
     # A source not here may set any name: the unset ones are then not even assumed so.
     defaults = {} if unknown else _own_defaults(text, logical)
     unset_tests = _Branches(_as_words({} if unknown else {**unset, **defaults}), physical)
@@ -1984,6 +2005,45 @@ def _eval_assignments(line: _Line, env: dict[str, str], physical: Sequence[str])
     _assignments(replace(line, words=split), env)
 
 
+def _fixed_where_run(
+    env: Mapping[str, str] | None,
+    fixed: Mapping[str, str],
+    logical: list[_Line],
+    kept: list[_Line],
+    text: str,
+) -> dict[str, str]:
+    """The environment's variables (`env`) that the script assigns only in lines that do
+    not run (`kept` are those that do: a `test)` arm's `export MODE=testing` when the
+    arguments choose another arm) or only from their own value (`MODE=${MODE:-prod}`), so
+    they keep the environment's value where a `case` or test reads them; none when the
+    script sources a file, reads into names or loops over them (what it sets is then not
+    all in its assignments). Seen in emfoursolutions/trakbridge."""
+    if not env or any(line.words[:1] and line.words[0] in _SOURCING for line in logical):
+        return {}
+    text = without_comments(text)
+    if _DYNAMIC.search(text):
+        return {}
+    # Names set with no `NAME=` word: a loop's, `read`'s, `getopts`', `printf -v`'s.
+    otherwise = {n for found in _ASSIGNED_OTHERWISE.findall(text) for n in found[:5] if n}
+    otherwise.update(w for rest in _READ.findall(text) for w in re.findall(r"\w+", rest))
+    running = {id(line) for line in kept}
+    settable = {
+        n for n in env if n not in fixed and n not in otherwise and re.fullmatch(r"[A-Za-z_]\w*", n)
+    }
+    for line in logical:
+        words = line.words
+        if words[:1] and words[0] in _DECLARING_WORDS:
+            words = [w for w in words[1:] if not w.startswith("-")]
+        for word in words:
+            name = word.partition("=")[0].removesuffix("+")
+            if "=" not in word or name not in settable:
+                continue
+            own = _OWN_DEFAULT.match(word) is not None and "+=" not in word
+            if id(line) in running and not own:
+                settable.discard(name)
+    return {n: env[n] for n in settable if re.search(rf"\${{?{n}\b", text)}
+
+
 def _fixed_variables(
     text: str,
     lines: list[_Line],
@@ -2192,12 +2252,10 @@ def _selected(
         return lines
     kept: list[_Line] = []
     depth = 0  # `case` blocks open
-    chosen: int | None = None  # the depth of the `case "$1"` block being read
+    chosen: list[_Case] = []  # the decided `case` blocks being read, innermost last
     running = True
-    matched = False  # an arm of that block matched: the shell runs the first one only
     branches = _Branches(known, physical, unknown, _as_words(unset), files)
     aliases = _FirstArgument(known, first, environment_names)
-    value = first  # the word the chosen `case` compares
     furthest = list(itertools.accumulate((line.first for line in lines), max))
     for index, line in enumerate(lines):
         words = line.words
@@ -2205,30 +2263,30 @@ def _selected(
             continue
         if (head := branches.assumed()) is not None:
             assumed_at[id(line)] = head
-        if running and chosen is None:
+        if running and not chosen:
             aliases.step(words)
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
-            compared = _case_on_first(words, aliases, first)
-            if chosen is None and compared is not None:
-                chosen, running, matched, value = depth, False, False, compared
+            compared = _case_word(words, aliases, first, known, nested=bool(chosen))
+            if running and compared is not None and (compared[1] or not branches.past):
+                chosen.append(_Case(depth, compared[0]))
+                running = False
                 continue
         elif words[:1] == ["esac"] and depth:
-            if depth == chosen:
-                chosen, running = None, True
-                depth -= 1
-                continue
             depth -= 1
-        elif depth == chosen and words and _CASE_PATTERN.match(words[0]):
-            patterns = words[0].lstrip("(").removesuffix(")").split("|")
-            running = not matched and any(fnmatch.fnmatchcase(value or "", p) for p in patterns)
-            matched = matched or running
+            if chosen and depth + 1 == chosen[-1].depth:
+                chosen.pop()
+                running = True
+                continue
+        elif chosen and depth == chosen[-1].depth and words and _CASE_PATTERN.match(words[0]):
+            running = chosen[-1].arm(words[0])
         if running:
             kept.append(line)
             # A branch a known word took (an `if` or the chosen `case` arm) that ends the
             # script: nothing after it runs. Not a function's body placed at its call (its
             # lines come before the call's), whose call may be conditional (`|| usage`).
-            taken = depth == chosen or (depth == 0 and branches.decided())
+            top = chosen[-1].depth if chosen else 0
+            taken = depth == top and (bool(chosen) or branches.decided())
             inline = index > 0 and line.first < furthest[index - 1]
             if taken and not inline and _ends_script(line, physical):
                 break
@@ -2247,6 +2305,53 @@ def _case_on_first(words: list[str], aliases: _FirstArgument, first: str | None)
     if defaulted is not None:
         return defaulted[1] if first == "" else first
     return first if words[1] in aliases.words() else None
+
+
+@dataclass
+class _Case:
+    """A `case` block whose word is known, being read: its depth, the word, and whether an
+    arm matched it (the shell runs the first such arm only)."""
+
+    depth: int
+    value: str
+    matched: bool = False
+
+    def arm(self, word: str) -> bool:
+        """Whether the arm of the patterns `word` (`prod|staging)`) runs: the first that
+        matches the value does."""
+        patterns = word.lstrip("(").removesuffix(")").split("|")
+        runs = not self.matched and any(fnmatch.fnmatchcase(self.value, p) for p in patterns)
+        self.matched = self.matched or runs
+        return runs
+
+
+def _case_word(
+    words: list[str],
+    aliases: _FirstArgument,
+    first: str | None,
+    known: Mapping[str, str],
+    *,
+    nested: bool,
+) -> tuple[str, bool] | None:
+    """(the word a `case WORD in` line compares, whether it is the first argument's): the
+    first argument's outside a decided `case` (`_case_on_first`), else a fixed variable's
+    (`_case_on_fixed`); None when neither is known."""
+    compared = _case_on_first(words, aliases, first) if not nested else None
+    if compared is not None:
+        return compared, True
+    fixed = _case_on_fixed(words, known)
+    return (fixed, False) if fixed is not None else None
+
+
+def _case_on_fixed(words: list[str], known: Mapping[str, str]) -> str | None:
+    """The value a `case "$NAME" in` line compares when NAME is a variable of the environment
+    the script is started with that it does not set otherwise (an image's `ENV MODE=prod`,
+    a compose service's `environment`: `fixed`), as an `if` test on it is decided; None
+    when the word is another. Seen in emfoursolutions/trakbridge (`case "$FLASK_ENV"` in a
+    function `main` calls)."""
+    if len(words) != 3 or words[1] in _FIRST_WORDS or words[1] in _ALL_WORDS:
+        return None
+    return known.get(words[1])
 
 
 #: A `case` on the first argument with a default word: `${1:-api}` (`${1-api}` too).
