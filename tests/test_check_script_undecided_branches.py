@@ -107,3 +107,43 @@ def test_a_decided_if_still_gives_its_branch_value(tmp_path: Path) -> None:
     assert chains(check_folder(root), root) == [
         (["Dockerfile:5", "docker/start.sh:5"], "gunicorn", 6)
     ]
+
+
+_CHOOSER = (
+    "#!/bin/bash\n"
+    "{source}"
+    'if [[ "$RUN_WORKER" == "yes" ]]; then\n'
+    '    CMD="celery --app site worker"\n'
+    'elif [[ "$RUN_MONITOR" == "yes" ]]; then\n'
+    '    CMD="celery --app site flower"\n'
+    "else\n"
+    '    CMD="uvicorn site.asgi:application"\n'
+    '    ARGS="--host 0.0.0.0 --port 8087"\n'
+    '    CMD="$CMD $ARGS"\n'
+    "fi\n"
+    "$CMD\n"
+)
+
+
+def test_an_if_on_variables_nothing_sets_is_read_as_the_image_run_as_it_is(
+    tmp_path: Path,
+) -> None:
+    """An `if`/`elif`/`else` whose tests read only variables neither the script nor the
+    image's environment sets (`[[ "$RUN_WORKER" == "yes" ]]`) is decided as the shell decides
+    it with them unset, which is what `docker run IMAGE` does: the `else` branch's `CMD` runs
+    and its server is followed, with a note that names the variables taken as unset. A
+    script that first sources a file not here (which may set them) is still not followed.
+    Seen in thunderbird/thunderbird-accounts' scripts/entry.sh (`$CMD` after such a chain)."""
+    root = _repository(tmp_path / "image", _CHOOSER.format(source=""))
+    report = check_folder(root)
+    assert [(c, s) for c, s, _ in chains(report, root)] == [
+        (["Dockerfile:4", "docker/start.sh:11"], "uvicorn")
+    ]
+    (app,) = report.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8087"]
+    (chosen,) = [n.message for n in report.notes if "taken as unset" in n.message]
+    assert chosen.startswith("RUN_MONITOR, RUN_WORKER taken as unset")
+    assert "the `if` at line 2" in chosen
+
+    sourced = _repository(tmp_path / "sourced", _CHOOSER.format(source=". /etc/site.env\n"))
+    assert chains(check_folder(sourced), sourced) == []
