@@ -147,3 +147,24 @@ def test_an_if_on_variables_nothing_sets_is_read_as_the_image_run_as_it_is(
 
     sourced = _repository(tmp_path / "sourced", _CHOOSER.format(source=". /etc/site.env\n"))
     assert chains(check_folder(sourced), sourced) == []
+
+
+def test_a_sourced_virtualenv_sets_virtual_env(tmp_path: Path) -> None:
+    """A script that sources a virtualenv's `bin/activate` (not here, but known) has
+    VIRTUAL_ENV set by it: a test on it is not taken as unset, so a command its branches set
+    apart is still not followed, and no note says VIRTUAL_ENV was taken as unset. Seen in
+    IBM/mcp-context-forge's run-gunicorn.sh (`if [[ -n "${VIRTUAL_ENV:-}" ]]`)."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/bash\n"
+        ". /app/.venv/bin/activate\n"
+        'if [[ -n "${VIRTUAL_ENV:-}" ]]; then\n'
+        '    RUN="gunicorn -w 2 app:app"\n'
+        "else\n"
+        '    RUN="gunicorn -w 4 app:app"\n'
+        "fi\n"
+        "exec $RUN\n",
+    )
+    report = check_folder(root)
+    assert not [n for n in report.notes if "taken as unset" in n.message]
+    assert chains(report, root) == []

@@ -940,7 +940,8 @@ def read_script(
                 # `shift 2` after `COLOR=$1; PREFIX=$2`: "$@" is what follows them.
                 count = line.words[1] if len(line.words) > 1 else "1"
                 arguments = arguments[int(count) :] if count.isdigit() else None
-    skipped.say()
+    if commands:  # a script that starts no server: which branch ran is not worth a note
+        skipped.say()
     making.collect()
     find_config = making.find_config()
     if not commands:
@@ -2077,12 +2078,15 @@ def _fixed_variables(
         return {}, frozenset(), {}
     texts = [text]
     unknown: set[int] = set()
+    activated = False  # a virtualenv's `bin/activate` sourced: it sets VIRTUAL_ENV
     for line in lines:
         if len(line.words) >= 2 and line.words[0] in _SOURCING:
             found = find_config(line.words[1]) if find_config is not None else None
             if found is not None:
                 texts.append(found.text)
-            elif not _ACTIVATE.search(line.words[1]):
+            elif _ACTIVATE.search(line.words[1]):
+                activated = True
+            else:
                 unknown.add(line.first)
     # Without comments: a usage line (`#   GUNICORN_DEV_MODE=true ./run-gunicorn.sh`) sets
     # nothing, so `GUNICORN_DEV_MODE=${GUNICORN_DEV_MODE:-false}` is still set once
@@ -2103,7 +2107,8 @@ def _fixed_variables(
     once = {n for n, c in counts.items() if c == 1 and n not in read}
     top = [(line.first, line.words) for line in lines]
     fixed.update(own_values(top, text.splitlines(), env, once))
-    unset = dict.fromkeys(_unset(written, assigned, env), "")
+    sets = assigned | ({"VIRTUAL_ENV"} if activated else set())
+    unset = dict.fromkeys(_unset(written, sets, env), "")
     if unknown or _DYNAMIC.search(written):
         # A file not here, or a name made at run time (`eval "$k=$v"`), may set anything:
         # what a script this one runs is handed is not all known either.
