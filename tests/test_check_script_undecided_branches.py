@@ -168,3 +168,23 @@ def test_a_sourced_virtualenv_sets_virtual_env(tmp_path: Path) -> None:
     report = check_folder(root)
     assert not [n for n in report.notes if "taken as unset" in n.message]
     assert chains(report, root) == []
+
+
+def test_a_chain_with_a_server_in_a_branch_left_out_is_read_as_before(tmp_path: Path) -> None:
+    """Taking unset variables as unset never drops a server line: an `if [[ -n $USE_GUNICORN
+    ]]` whose branch (left out with the variable unset) starts gunicorn with options it
+    assigns first is read as before, its assignments kept for that line, and no note says
+    the variable was taken as unset. Seen in allegroai/clearml-server's entrypoint.sh."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/bash\n"
+        "if [[ -n $USE_GUNICORN ]]; then\n"
+        '    W="-w 3"\n'
+        "    gunicorn $W app:app\n"
+        "else\n"
+        "    python3 -m app.server\n"
+        "fi\n",
+    )
+    report = check_folder(root)
+    assert not [n for n in report.notes if "taken as unset" in n.message]
+    assert [w for _, _, w in chains(report, root)] == [3]

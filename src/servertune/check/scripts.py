@@ -348,11 +348,15 @@ class _AssumedOut:
     runs it, takes that one branch, so what the others assign is not read, and a value the
     branches set apart is the taken one's, not unresolved (thunderbird/thunderbird-accounts:
     `if [[ "$TBA_CELERY" == "yes" ]]; then CMD="uv run celery ..."; else CMD="uv run uvicorn
-    ..."; fi; $CMD`). A note names the variables so taken where that left a value out."""
+    ..."; fi; $CMD`). A note names the variables so taken where that left a value out. A
+    chain with a server line in a branch so left out is read as before: choosing among
+    several servers is `_one_server`'s, which names the branch it assumed."""
 
-    def __init__(self, path: Path, lines: list[_Line], assumed: _Assumption) -> None:
+    def __init__(
+        self, path: Path, lines: list[_Line], physical: list[str], assumed: _Assumption
+    ) -> None:
         self.path = path
-        self.settled = assumed.settled
+        self.settled = set(assumed.settled)
         kept = {id(line) for line in assumed.lines}
         self.chain_of: dict[int, _Line] = {}  # a line left out: its outermost such `if`
         self.tested: dict[int, set[str]] = {}  # such an `if`: the unset names its tests read
@@ -370,6 +374,13 @@ class _AssumedOut:
                 self.chain_of[id(line)] = outer
             if head == ["fi"] and chains:
                 chains.pop()
+        serving = {
+            id(self.chain_of[id(line)])
+            for line in lines
+            if id(line) in self.chain_of and server_command(_words(line, physical, path))
+        }
+        self.settled -= serving
+        self.chain_of = {k: c for k, c in self.chain_of.items() if id(c) not in serving}
 
     def decided(self, line: _Line, decided: set[int]) -> bool:
         """Whether only the branch the `if` at `line` takes is read."""
@@ -909,7 +920,7 @@ def read_script(
     branching = _ArgumentsByBranch()
     blocks = BlockValues()
     known: set[int] = set()  # the lines whose `$PROGRAM` was known where they ran
-    skipped = _AssumedOut(path, lines, assumed)
+    skipped = _AssumedOut(path, lines, physical, assumed)
     for line in lines:
         blocks.step(line.words, line.first, skipped.decided(line, decided), environment)
         words = _line_words(line, physical, path, environment, arguments)
