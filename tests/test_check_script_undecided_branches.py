@@ -107,3 +107,84 @@ def test_a_decided_if_still_gives_its_branch_value(tmp_path: Path) -> None:
     assert chains(check_folder(root), root) == [
         (["Dockerfile:5", "docker/start.sh:5"], "gunicorn", 6)
     ]
+
+
+_CHOOSER = (
+    "#!/bin/bash\n"
+    "{source}"
+    'if [[ "$RUN_WORKER" == "yes" ]]; then\n'
+    '    CMD="celery --app site worker"\n'
+    'elif [[ "$RUN_MONITOR" == "yes" ]]; then\n'
+    '    CMD="celery --app site flower"\n'
+    "else\n"
+    '    CMD="uvicorn site.asgi:application"\n'
+    '    ARGS="--host 0.0.0.0 --port 8087"\n'
+    '    CMD="$CMD $ARGS"\n'
+    "fi\n"
+    "$CMD\n"
+)
+
+
+def test_an_if_on_variables_nothing_sets_is_read_as_the_image_run_as_it_is(
+    tmp_path: Path,
+) -> None:
+    """An `if`/`elif`/`else` whose tests read only variables neither the script nor the
+    image's environment sets (`[[ "$RUN_WORKER" == "yes" ]]`) is decided as the shell decides
+    it with them unset, which is what `docker run IMAGE` does: the `else` branch's `CMD` runs
+    and its server is followed, with a note that names the variables taken as unset. A
+    script that first sources a file not here (which may set them) is still not followed.
+    Seen in thunderbird/thunderbird-accounts' scripts/entry.sh (`$CMD` after such a chain)."""
+    root = _repository(tmp_path / "image", _CHOOSER.format(source=""))
+    report = check_folder(root)
+    assert [(c, s) for c, s, _ in chains(report, root)] == [
+        (["Dockerfile:4", "docker/start.sh:11"], "uvicorn")
+    ]
+    (app,) = report.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8087"]
+    (chosen,) = [n.message for n in report.notes if "taken as unset" in n.message]
+    assert chosen.startswith("RUN_MONITOR, RUN_WORKER taken as unset")
+    assert "the `if` at line 2" in chosen
+
+    sourced = _repository(tmp_path / "sourced", _CHOOSER.format(source=". /etc/site.env\n"))
+    assert chains(check_folder(sourced), sourced) == []
+
+
+def test_a_sourced_virtualenv_sets_virtual_env(tmp_path: Path) -> None:
+    """A script that sources a virtualenv's `bin/activate` (not here, but known) has
+    VIRTUAL_ENV set by it: a test on it is not taken as unset, so a command its branches set
+    apart is still not followed, and no note says VIRTUAL_ENV was taken as unset. Seen in
+    IBM/mcp-context-forge's run-gunicorn.sh (`if [[ -n "${VIRTUAL_ENV:-}" ]]`)."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/bash\n"
+        ". /app/.venv/bin/activate\n"
+        'if [[ -n "${VIRTUAL_ENV:-}" ]]; then\n'
+        '    RUN="gunicorn -w 2 app:app"\n'
+        "else\n"
+        '    RUN="gunicorn -w 4 app:app"\n'
+        "fi\n"
+        "exec $RUN\n",
+    )
+    report = check_folder(root)
+    assert not [n for n in report.notes if "taken as unset" in n.message]
+    assert chains(report, root) == []
+
+
+def test_a_chain_with_a_server_in_a_branch_left_out_is_read_as_before(tmp_path: Path) -> None:
+    """Taking unset variables as unset never drops a server line: an `if [[ -n $USE_GUNICORN
+    ]]` whose branch (left out with the variable unset) starts gunicorn with options it
+    assigns first is read as before, its assignments kept for that line, and no note says
+    the variable was taken as unset. Seen in allegroai/clearml-server's entrypoint.sh."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/bash\n"
+        "if [[ -n $USE_GUNICORN ]]; then\n"
+        '    W="-w 3"\n'
+        "    gunicorn $W app:app\n"
+        "else\n"
+        "    python3 -m app.server\n"
+        "fi\n",
+    )
+    report = check_folder(root)
+    assert not [n for n in report.notes if "taken as unset" in n.message]
+    assert [w for _, _, w in chains(report, root)] == [3]

@@ -23,7 +23,7 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from servertune.check import memo, runtime_files
@@ -321,8 +321,18 @@ def _lines_run(
     assumed = _Assumption(lines, {})
     if unset:
         assumed.lines = _selected(
-            lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken), files
+            lines,
+            arguments,
+            physical,
+            fixed,
+            unknown,
+            names,
+            (unset, assumed.taken),
+            files,
+            assumed.settled,
         )
+        assumed.settled -= decided
+        assumed.unset = frozenset(unset)
     if not arguments or not is_dockerfile(arguments[0].at.file):
         return lines, None, assumed, decided
     given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
@@ -343,10 +353,82 @@ class _Assumption:
     lines: list[_Line]
     taken: dict[int, _Line]
     chosen: bool = False
+    #: `id` of each `if` line whose chain only taking those variables unset decides.
+    settled: set[int] = field(default_factory=set)
+    unset: frozenset[str] = frozenset()
 
     def head(self, line: _Line) -> _Line | None:
         """The branch head that took `line`, when the server was chosen so."""
         return self.taken.get(id(line)) if self.chosen else None
+
+
+class _AssumedOut:
+    """The lines of the branches an `if` chain does not take when the variables no file
+    here sets (not the script, not the container's environment read) are unset, in a chain
+    only that decides (`_Assumption.settled`): the image run as it is, as `docker run IMAGE`
+    runs it, takes that one branch, so what the others assign is not read, and a value the
+    branches set apart is the taken one's, not unresolved (thunderbird/thunderbird-accounts:
+    `if [[ "$TBA_CELERY" == "yes" ]]; then CMD="uv run celery ..."; else CMD="uv run uvicorn
+    ..."; fi; $CMD`). A note names the variables so taken where that left a value out. A
+    chain with a server line in a branch so left out is read as before: choosing among
+    several servers is `_one_server`'s, which names the branch it assumed."""
+
+    def __init__(
+        self, path: Path, lines: list[_Line], physical: list[str], assumed: _Assumption
+    ) -> None:
+        self.path = path
+        self.settled = set(assumed.settled)
+        kept = {id(line) for line in assumed.lines}
+        self.chain_of: dict[int, _Line] = {}  # a line left out: its outermost such `if`
+        self.tested: dict[int, set[str]] = {}  # such an `if`: the unset names its tests read
+        self.said: dict[int, _Line] = {}
+        chains: list[_Line] = []
+        for line in lines:
+            head = line.words[:1]
+            if head == ["if"]:
+                chains.append(line)
+            if head in (["if"], ["elif"]) and chains and id(chains[-1]) in self.settled:
+                names = {n for w in line.words for n in re.findall(r"\$\{?(\w+)", w)}
+                self.tested.setdefault(id(chains[-1]), set()).update(names & assumed.unset)
+            outer = next((c for c in chains if id(c) in self.settled), None)
+            if outer is not None and id(line) not in kept:
+                self.chain_of[id(line)] = outer
+            if head == ["fi"] and chains:
+                chains.pop()
+        serving = {
+            id(self.chain_of[id(line)])
+            for line in lines
+            if id(line) in self.chain_of and server_command(_words(line, physical, path))
+        }
+        self.settled -= serving
+        self.chain_of = {k: c for k, c in self.chain_of.items() if id(c) not in serving}
+
+    def decided(self, line: _Line, decided: set[int]) -> bool:
+        """Whether only the branch the `if` at `line` takes is read."""
+        return id(line) in decided or id(line) in self.settled
+
+    def out(self, line: _Line) -> bool:
+        """Whether `line` is in a branch left out so (its assignments not read)."""
+        chain = self.chain_of.get(id(line))
+        if chain is not None and any(_assigns(w) for w in line.words):
+            self.said[id(chain)] = chain
+        return chain is not None
+
+    def say(self) -> None:
+        """A note at each `if` whose branch left out assigned a value."""
+        for key, chain in self.said.items():
+            names = sorted(self.tested.get(key, ()))
+            if not names:
+                continue
+            them = "it" if len(names) == 1 else "them"
+            note(
+                "server-chosen",
+                Location(self.path, chain.first),
+                f"{', '.join(names)} taken as unset: neither the script nor the environment "
+                f"it is started with here sets {them}, so the `if` at line {chain.first} is "
+                f"read as the image run as it is runs it; a deployment that sets {them} runs "
+                "another branch",
+            )
 
 
 def _one_server(
@@ -859,8 +941,9 @@ def read_script(
     branching = _ArgumentsByBranch()
     blocks = BlockValues()
     known: set[int] = set()  # the lines whose `$PROGRAM` was known where they ran
+    skipped = _AssumedOut(path, lines, physical, assumed)
     for line in lines:
-        blocks.step(line.words, line.first, id(line) in decided, environment)
+        blocks.step(line.words, line.first, skipped.decided(line, decided), environment)
         words = _line_words(line, physical, path, environment, arguments)
         found = server_command(_without_empty_prefix(words, environment))
         if found is None:
@@ -871,6 +954,8 @@ def read_script(
             if found.directory is None and making.directory is not None:
                 found = replace(found, directory=making.directory)
             commands.append((line, found, _own_variables(environment)))
+        elif skipped.out(line):
+            continue
         else:
             if not commands:
                 making.step(line, environment)
@@ -887,6 +972,8 @@ def read_script(
                 # `shift 2` after `COLOR=$1; PREFIX=$2`: "$@" is what follows them.
                 count = line.words[1] if len(line.words) > 1 else "1"
                 arguments = arguments[int(count) :] if count.isdigit() else None
+    if commands:  # a script that starts no server: which branch ran is not worth a note
+        skipped.say()
     making.collect()
     find_config = making.find_config()
     if not commands:
@@ -2062,12 +2149,15 @@ def _fixed_variables(
         return {}, frozenset(), {}
     texts = [text]
     unknown: set[int] = set()
+    activated = False  # a virtualenv's `bin/activate` sourced: it sets VIRTUAL_ENV
     for line in lines:
         if len(line.words) >= 2 and line.words[0] in _SOURCING:
             found = find_config(line.words[1]) if find_config is not None else None
             if found is not None:
                 texts.append(found.text)
-            elif not _ACTIVATE.search(line.words[1]):
+            elif _ACTIVATE.search(line.words[1]):
+                activated = True
+            else:
                 unknown.add(line.first)
     # Without comments: a usage line (`#   GUNICORN_DEV_MODE=true ./run-gunicorn.sh`) sets
     # nothing, so `GUNICORN_DEV_MODE=${GUNICORN_DEV_MODE:-false}` is still set once
@@ -2088,7 +2178,8 @@ def _fixed_variables(
     once = {n for n, c in counts.items() if c == 1 and n not in read}
     top = [(line.first, line.words) for line in lines]
     fixed.update(own_values(top, text.splitlines(), env, once))
-    unset = dict.fromkeys(_unset(written, assigned, env), "")
+    sets = assigned | ({"VIRTUAL_ENV"} if activated else set())
+    unset = dict.fromkeys(_unset(written, sets, env), "")
     if unknown or _DYNAMIC.search(written):
         # A file not here, or a name made at run time (`eval "$k=$v"`), may set anything:
         # what a script this one runs is handed is not all known either.
