@@ -9,6 +9,7 @@ socket is its path.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -106,9 +107,12 @@ def normalise(address: str) -> tuple[str, str]:
             # with a folder's variable is that folder's, however many `/` come before it
             # (cryptosharks131/lndg's installer writes both).
             return ("unix", path.lstrip("/"))
-        return ("unix", "/" + path.lstrip("/") if path.startswith("/") else path)
+        return ("unix", _resolved("/" + path.lstrip("/") if path.startswith("/") else path))
     if address.startswith("/"):
-        return ("unix", address.lstrip("/") if address.lstrip("/").startswith("$") else address)
+        return (
+            "unix",
+            address.lstrip("/") if address.lstrip("/").startswith("$") else _resolved(address),
+        )
     address = address.split("/", 1)[0]  # `proxy_pass http://app:8000/api/`: the URI's path
     host, colon, port = address.rpartition(":")
     if not colon:  # nginx `server app:80` is written with a port; a bare name means its scheme's
@@ -117,6 +121,15 @@ def normalise(address: str) -> tuple[str, str]:
     if host.endswith(".") and not host.endswith(".."):
         host = host[:-1]  # `mwdb.:8080`: a fully qualified name, the same name as `mwdb`
     return (host, port)  # `:8080` (gunicorn's bind on every address): host "", a wildcard
+
+
+def _resolved(path: str) -> str:
+    """An absolute socket path with its `.` and `..` resolved, as the kernel resolves them
+    when no folder on the way is a symlink (which nothing read here says): uWSGI's
+    `socket = %d../app.sock` of /webapp/deploy/uwsgi.ini binds /webapp/app.sock, nginx's
+    `unix:/webapp/app.sock` (Coleridge-Initiative-org/dfadmin). A relative path stays as
+    written: its folder is the starter's, which `working_dirs` places."""
+    return posixpath.normpath(path) if path.startswith("/") else path
 
 
 def _serves(app_socket: str, target: str) -> bool:
