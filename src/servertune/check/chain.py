@@ -9,6 +9,7 @@ socket is its path.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +30,7 @@ from servertune.check.model import (
 from servertune.check.nginx_envsh import ENTRYPOINT_DIR, entrypoint_exports, envsh_exports
 from servertune.check.nginx_seds import Fill, sed_fills
 from servertune.check.nginx_variables import nginx_variable
+from servertune.check.placeholders import placeholder, placeholder_port
 from servertune.check.runtime_files import ENVSUBST_VARIABLE
 
 if TYPE_CHECKING:
@@ -106,9 +108,12 @@ def normalise(address: str) -> tuple[str, str]:
             # with a folder's variable is that folder's, however many `/` come before it
             # (cryptosharks131/lndg's installer writes both).
             return ("unix", path.lstrip("/"))
-        return ("unix", "/" + path.lstrip("/") if path.startswith("/") else path)
+        return ("unix", _resolved("/" + path.lstrip("/") if path.startswith("/") else path))
     if address.startswith("/"):
-        return ("unix", address.lstrip("/") if address.lstrip("/").startswith("$") else address)
+        return (
+            "unix",
+            address.lstrip("/") if address.lstrip("/").startswith("$") else _resolved(address),
+        )
     address = address.split("/", 1)[0]  # `proxy_pass http://app:8000/api/`: the URI's path
     host, colon, port = address.rpartition(":")
     if not colon:  # nginx `server app:80` is written with a port; a bare name means its scheme's
@@ -117,6 +122,15 @@ def normalise(address: str) -> tuple[str, str]:
     if host.endswith(".") and not host.endswith(".."):
         host = host[:-1]  # `mwdb.:8080`: a fully qualified name, the same name as `mwdb`
     return (host, port)  # `:8080` (gunicorn's bind on every address): host "", a wildcard
+
+
+def _resolved(path: str) -> str:
+    """An absolute socket path with its `.` and `..` resolved, as the kernel resolves them
+    when no folder on the way is a symlink (which nothing read here says): uWSGI's
+    `socket = %d../app.sock` of /webapp/deploy/uwsgi.ini binds /webapp/app.sock, nginx's
+    `unix:/webapp/app.sock` (Coleridge-Initiative-org/dfadmin). A relative path stays as
+    written: its folder is the starter's, which `working_dirs` places."""
+    return posixpath.normpath(path) if path.startswith("/") else path
 
 
 def _serves(app_socket: str, target: str) -> bool:
@@ -1166,9 +1180,39 @@ def _pass_reaches(
         reached = _remote_of_environment(config, server, speaking) or (
             _unbound_by_image(config, passing, server, apps, stacks, nginx_configs)
         )
+    if not reached and project is None:
+        reached = _same_placeholder(server, speaking)
     if not reached and project != frozenset():
         _hold_unknown(config, passing, server, speaking, project, stacks, held, candidates)
     return reached
+
+
+def _same_placeholder(server: Setting[str], speaking: Sequence[AppServer]) -> list[AppServer]:
+    """The one server no container runs whose port was left out as the very placeholder
+    token the pass's loopback port is (nginx's `proxy_pass http://localhost:__PORT__/` and
+    the unit's `Environment=GRANIAN_PORT=__PORT__`: YunoHost's installer fills both with the
+    same port), with a `joined-by-name` note; none when the port is no such token, the host
+    is not the loopback, or two servers have it (which one is not in the files)."""
+    from servertune.check.model import note
+
+    host, port = normalise(server.value)
+    if not _LOOPBACK.match(host) or placeholder(port) != port:
+        return []
+    same = [
+        a
+        for a in speaking
+        if a.container is None and any(placeholder_port(s.value) == port for s in a.unresolved)
+    ]
+    if len(same) != 1:
+        return []
+    note(
+        "joined-by-name",
+        server.at,
+        f"{server.at}: joined to {starter(same[0])} by name: the port is the installer's "
+        f"{port} on both sides (the front's loopback and the server's bind), filled with the "
+        "same value when it installs them",
+    )
+    return same
 
 
 def _hold_unknown(

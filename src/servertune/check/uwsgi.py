@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import posixpath
 import re
 import socket
 from collections.abc import Callable, Mapping
@@ -595,7 +596,9 @@ def _address(value: str) -> str:
     if value.startswith(":"):
         return f"0.0.0.0{value}"
     if "/" in value and not value.startswith("["):
-        return f"unix:{value}"
+        # `%d../app.sock` of /webapp/deploy/: the kernel binds /webapp/app.sock (no symlink
+        # on the way is known here), so it is shown, and matched, as that path.
+        return f"unix:{posixpath.normpath(value) if value.startswith('/') else value}"
     if value and ":" not in value and not value.startswith(("@", "$")) and not value.isdigit():
         return f"unix:{value}"  # uWSGI binds a name with no port (`app.sock`) as a unix socket
     return value
