@@ -70,7 +70,9 @@ def test_a_value_every_branch_sets_alike_is_kept_and_one_they_set_apart_is_not(
 
 def test_a_case_on_an_unknown_word_is_a_block_like_an_undecided_if(tmp_path: Path) -> None:
     """A `case` on a variable no file sets runs one arm of several: a command its arms set
-    to different values is not known after `esac`."""
+    to different values is not known after `esac` as one value; each starting gunicorn, it
+    is read as those lines written in the arms are, the last arm's (`*)`: 1 worker), the
+    other named in a `server-chosen` note naming the `case`."""
     root = _repository(
         tmp_path,
         "#!/bin/sh\n"
@@ -80,9 +82,12 @@ def test_a_case_on_an_unknown_word_is_a_block_like_an_undecided_if(tmp_path: Pat
         "esac\n"
         "exec $RUN\n",
     )
-    assert chains(check_folder(root), root) == []
-    (note,) = _not_followed(root)
+    assert chains(check_folder(root), root) == [
+        (["Dockerfile:4", "docker/start.sh:6"], "gunicorn", 1)
+    ]
+    (note,) = _chosen(root)
     assert "`case` at line 2 set differently" in note
+    assert "gunicorn -w 4 app:app" in note
 
 
 def test_a_decided_if_still_gives_its_branch_value(tmp_path: Path) -> None:
@@ -132,7 +137,9 @@ def test_an_if_on_variables_nothing_sets_is_read_as_the_image_run_as_it_is(
     image's environment sets (`[[ "$RUN_WORKER" == "yes" ]]`) is decided as the shell decides
     it with them unset, which is what `docker run IMAGE` does: the `else` branch's `CMD` runs
     and its server is followed, with a note that names the variables taken as unset. A
-    script that first sources a file not here (which may set them) is still not followed.
+    script that first sources a file not here (which may set them) is not so decided: `$CMD`
+    is read as the commands its branches set are, the last that starts a server (uvicorn),
+    the celery values named in a `server-chosen` note, none saying "taken as unset".
     Seen in thunderbird/thunderbird-accounts' scripts/entry.sh (`$CMD` after such a chain)."""
     root = _repository(tmp_path / "image", _CHOOSER.format(source=""))
     report = check_folder(root)
@@ -146,13 +153,19 @@ def test_an_if_on_variables_nothing_sets_is_read_as_the_image_run_as_it_is(
     assert "the `if` at line 2" in chosen
 
     sourced = _repository(tmp_path / "sourced", _CHOOSER.format(source=". /etc/site.env\n"))
-    assert chains(check_folder(sourced), sourced) == []
+    assert [(c, s) for c, s, _ in chains(check_folder(sourced), sourced)] == [
+        (["Dockerfile:4", "docker/start.sh:12"], "uvicorn")
+    ]
+    (note,) = _chosen(sourced)
+    assert "celery --app site flower" in note
+    assert "taken as unset" not in note
 
 
 def test_a_sourced_virtualenv_sets_virtual_env(tmp_path: Path) -> None:
     """A script that sources a virtualenv's `bin/activate` (not here, but known) has
     VIRTUAL_ENV set by it: a test on it is not taken as unset, so a command its branches set
-    apart is still not followed, and no note says VIRTUAL_ENV was taken as unset. Seen in
+    apart is read as those commands in the branches are (the last, the `else`'s 4 workers),
+    and no note says VIRTUAL_ENV was taken as unset. Seen in
     IBM/mcp-context-forge's run-gunicorn.sh (`if [[ -n "${VIRTUAL_ENV:-}" ]]`)."""
     root = _repository(
         tmp_path,
@@ -167,7 +180,7 @@ def test_a_sourced_virtualenv_sets_virtual_env(tmp_path: Path) -> None:
     )
     report = check_folder(root)
     assert not [n for n in report.notes if "taken as unset" in n.message]
-    assert chains(report, root) == []
+    assert [w for _, _, w in chains(report, root)] == [4]
 
 
 def test_a_chain_with_a_server_in_a_branch_left_out_is_read_as_before(tmp_path: Path) -> None:
@@ -188,3 +201,61 @@ def test_a_chain_with_a_server_in_a_branch_left_out_is_read_as_before(tmp_path: 
     report = check_folder(root)
     assert not [n for n in report.notes if "taken as unset" in n.message]
     assert [w for _, _, w in chains(report, root)] == [3]
+
+
+def _chosen(root: Path) -> list[str]:
+    return [n.message for n in check_folder(root).notes if n.kind == "server-chosen"]
+
+
+def test_a_command_variable_the_branches_set_to_the_same_server_reads_the_last_path(
+    tmp_path: Path,
+) -> None:
+    """A command held in a variable (seen in serge-chat/serge's deploy.sh: `cmd="hypercorn
+    ... --bind 0.0.0.0:8008"`, other `--bind`s in an undecided `if`/`elif`, then `$cmd`) is
+    read as the same lines written in the branches are: one server, the value of the last
+    path (no branch ran: 2 workers), the others named in a `server-chosen` note."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/bash\n"
+        'cmd="gunicorn -w 2 app:app"\n'
+        "if [ -f /run/secrets/v6 ] && [ -f /run/secrets/v4 ]; then\n"
+        '  cmd="gunicorn -w 4 app:app"\n'
+        "elif [ -f /run/secrets/v6 ]; then\n"
+        '  cmd="gunicorn -w 3 app:app"\n'
+        "fi\n"
+        "$cmd || {\n"
+        "  echo failed\n"
+        "  exit 1\n"
+        "}\n",
+    )
+    assert chains(check_folder(root), root) == [
+        (["Dockerfile:4", "docker/start.sh:8"], "gunicorn", 2)
+    ]
+    (note,) = _chosen(root)
+    assert "`if` at line 3" in note
+    assert "gunicorn -w 4 app:app" in note
+    assert "gunicorn -w 3 app:app" in note
+    assert _not_followed(root) == []
+
+
+def test_a_command_variable_some_branches_set_to_no_server_reads_the_server(
+    tmp_path: Path,
+) -> None:
+    """When one path's value starts no server check reads (`celery worker`) and another's
+    starts gunicorn, the server-starting value is read, as a script's server line among
+    others is, the other value named in the note."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/sh\n"
+        "if [ -f /run/secrets/web ]; then\n"
+        '  RUN="gunicorn -w 5 app:app"\n'
+        "else\n"
+        '  RUN="celery -A app worker"\n'
+        "fi\n"
+        "exec $RUN\n",
+    )
+    assert chains(check_folder(root), root) == [
+        (["Dockerfile:4", "docker/start.sh:7"], "gunicorn", 5)
+    ]
+    (note,) = _chosen(root)
+    assert "celery -A app worker" in note

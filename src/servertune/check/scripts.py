@@ -139,7 +139,9 @@ def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Wor
         and not expand_shell(words[start].text, env)
     ):
         start += 1
-    if start and any(expand_shell(w.text, env) is None for w in words[:start]):
+    unknown = [w for w in words[:start] if expand_shell(w.text, env) is None]
+    if unknown and not any(unresolved_by_branches(w.text.strip("${}"), env) for w in unknown):
+        # (A name an undecided block's branches set apart is read per path: `_alike_on_every_path`.)
         # A prefix no file read sets (`${CMD_PREFIX} gunicorn ...`: a profiler, ddtrace-run):
         # the server after it is what serves; the prefix is named as not known.
         note(
@@ -1018,20 +1020,56 @@ def _alike_on_every_path(
     env: Mapping[str, str],
     arguments: list[Word] | None,
 ) -> ServerCommand | None:
-    """The server the line starts with each value an undecided block's paths give the name it
-    expands (`shell_paths.alternatives`), when each starts the same one with the same words
-    (`cmd="exec gunicorn ..."`, or `cmd="su app -c '$cmd'"` in an `if`, then `eval "$cmd"`)."""
-    found: list[ServerCommand | None] = []
-    for each in alternatives(_line_text(line, physical), env):
-        found.append(
-            server_command(
-                _without_empty_prefix(_line_words(line, physical, path, each, arguments), each)
-            )
-        )
-    first = found[0] if found else None
-    if first is None or not all(f is not None and _same_command(first, f) for f in found):
+    """The server the line starts with the values an undecided block's paths give the name it
+    expands (`shell_paths.alternatives`), read as the same commands written in those branches
+    are (`_one_server`): the same server with the same words on each path is that server
+    (`cmd="exec gunicorn ..."`, or `cmd="su app -c '$cmd'"` in an `if`, then `eval "$cmd"`);
+    different ones, or values of which only some start a server, are read as the last value
+    that starts one (the `else`'s or the one kept when no branch runs), the others named in a
+    `server-chosen` note. Values that name different config files stay unknown: which file
+    is loaded decides what is checked, and linking one of them may be false."""
+    each = alternatives(_line_text(line, physical), env)
+    found = [
+        server_command(_without_empty_prefix(_line_words(line, physical, path, e, arguments), e))
+        for e in each
+    ]
+    servers = [f for f in found if f is not None]
+    if not servers:
         return None
-    return first
+    kept = servers[-1]
+    if len(servers) == len(found) and all(_same_command(kept, f) for f in servers):
+        return kept
+    if len({_config_words(f) for f in servers}) > 1:
+        return None
+    name = next(k for k in each[0] if k not in env)
+    others = "; ".join(
+        f"`{e[name]}`" + ("" if f is not None else ", no server read")
+        for e, f in zip(each, found, strict=True)
+        if f is not kept
+    )
+    note(
+        "server-chosen",
+        Location(path, line.first),
+        f"starts a server on more than one path: ${name} is a variable "
+        f"{unresolved_by_branches(name, env)}: {others}; then "
+        f"`{each[found.index(kept)][name]}`, the last that starts {kept.server}, which was read",
+    )
+    return kept
+
+
+def _config_words(command: ServerCommand) -> tuple[str, ...]:
+    """The words of a command line that name its config file (`-c x.py`, `--ini=x.ini`)."""
+    words = [w.text for w in command.args]
+    return tuple(
+        word
+        for index, word in enumerate(words)
+        if word.partition("=")[0] in _CONFIG_OPTIONS
+        or (index > 0 and words[index - 1] in _CONFIG_OPTIONS)
+    )
+
+
+#: The options that name a server's config file (gunicorn's, uWSGI's, Hypercorn's).
+_CONFIG_OPTIONS = frozenset({"-c", "--config", "--ini", "--yaml", "--json", "--xml"})
 
 
 def _in_background(

@@ -117,7 +117,10 @@ def _merged(block: _Block, env: dict[str, str]) -> None:
         else:
             marks[f"{key}[if]"] = f"`{block.kind}` at line {block.line}"
             if None not in values and len(values) <= _ALTERNATIVES:
-                marks[f"{key}[or]"] = json.dumps(sorted(v for v in values if v is not None))
+                # In path order, each value where its last path gives it: the last is the
+                # value of the `else` or of running no branch, which a script reads last.
+                ordered = reversed(dict.fromkeys(path[key] for path in reversed(paths)))
+                marks[f"{key}[or]"] = json.dumps(list(ordered))
     env.update({k: v for k, v in marks.items() if k.partition("[")[0] not in env})
 
 
@@ -131,7 +134,8 @@ def unresolved_by_branches(name: str, env: Mapping[str, str]) -> str | None:
 
 def alternatives(text: str, env: Mapping[str, str]) -> list[dict[str, str]]:
     """`env` once per value the one name `text` expands that a block's paths set apart may
-    hold (each path sets it); [] when it expands none, or more than one, of them."""
+    hold (each path sets it), in the order of the paths that last give each; [] when it
+    expands none, or more than one, of them."""
     names = {n for n in re.findall(r"\$\{?([A-Za-z_]\w*)", text) if f"{n}[or]" in env}
     if len(names) != 1:
         return []
