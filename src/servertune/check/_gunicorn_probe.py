@@ -28,6 +28,7 @@ NAMES = (
     "backlog",
     "preload_app",
     "reload",
+    "daemon",
 )
 #: Set by `check` to the name of a variable that numbers a config's instances (servertune's
 #: per-worker config, started once per socket with SERVERTUNE_WORKER=0, 1, ...): the file is then

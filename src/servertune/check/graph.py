@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,12 +212,24 @@ def without_false_starts(apps: Sequence[AppServer], notes: list[Note]) -> None:
     # where a run's arguments are given (an image's ENTRYPOINT, with a compose service's
     # `command: runserver` over it), and another run of that line is another launch.
     steps = {(at.file.resolve(), at.line) for app in apps for at in app.launched_by[1:]}
+    # A `server-chosen` note says one of its lines was read; when a launch was read through
+    # each (a reading that knew the first daemonizes, where one alone could not), all run.
+    through = {(at.file.resolve(), at.line) for app in apps for at in _locations(app)}
     notes[:] = [
         n
         for n in notes
         if not (n.kind == "starts-no-server" and n.at.file.resolve() in linked)
         and not (n.kind == "not-followed" and (n.at.file.resolve(), n.at.line) in steps)
+        and not (n.kind == "server-chosen" and _each_line_run(n, through))
     ]
+
+
+def _each_line_run(chosen: Note, through: set[tuple[Path, int]]) -> bool:
+    """Whether every line a `server-chosen` note names (`gunicorn at line 2`) is one a launch
+    goes through."""
+    lines = re.findall(r"\bat line (\d+)\b", chosen.message)
+    file = chosen.at.file.resolve()
+    return len(set(lines)) > 1 and all((file, int(line)) in through for line in lines)
 
 
 @dataclass(frozen=True)

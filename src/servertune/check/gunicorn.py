@@ -823,6 +823,7 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         else (),
         workers_env=str(values.get("workers_env", "")),
         reloads=Setting(True, locate("reload")[0]) if values.get("reload") else None,
+        daemonizes=Setting(True, locate("daemon")[0]) if values.get("daemon") else None,
         misspelled=tuple(
             (written, locate(written)[0], meant) for written, meant in values.get("misspelled", ())
         ),

@@ -418,6 +418,10 @@ class AppServer:
     #: the script's last command: the server detaches from a script that then ends, so no
     #: process of the script stays in front of it (a host's start script).
     detached: Setting[str] | None = None
+    #: Where its own settings daemonize it (gunicorn `daemon = True` / `-D`, uWSGI
+    #: `daemonize = LOG`): its master forks to the background and the command that started it
+    #: returns, so a script goes on to its next line.
+    daemonizes: Setting[bool] | None = None
     #: `${VAR:word}` in its command line with a word that is not a number: the shell's
     #: substring expansion (bash) or an error (dash), not the default `${VAR:-word}` means.
     substrings: tuple[Setting[str], ...] = ()

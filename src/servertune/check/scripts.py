@@ -984,10 +984,12 @@ def read_script(
                 path, lines, physical, environment, env_at, arguments, find_config, passing, known
             )
     started, commands = _in_background(commands)
+    script = _Script(path, text, lines, physical, arguments, env_at, find_config, assumed)
+    daemons, commands = _daemonizing(script, commands)
     if len(commands) > 1:
         commands = _one_server(path, commands, by_default, assumed)
-    script = _Script(path, text, lines, physical, arguments, env_at, find_config, assumed)
-    return with_others([_script_app(script, *found) for found in [*started, *commands]])
+    apps = [_script_app(script, *found) for found in started]
+    return with_others([*apps, *daemons, *(_script_app(script, *found) for found in commands)])
 
 
 def _line_words(
@@ -1094,6 +1096,75 @@ def _in_background(
     return started, rest
 
 
+def _daemonizing(
+    script: _Script, commands: list[tuple[_Line, ServerCommand, dict[str, str]]]
+) -> tuple[list[AppServer], list[tuple[_Line, ServerCommand, dict[str, str]]]]:
+    """(the servers of the lines that daemonize, by their flags or their config, before the
+    script's last server line: `gunicorn -c api.conf.py` with `daemon = True` forks to the
+    background and the script goes on to `gunicorn -c admin.conf.py`, so both run, as `&`
+    makes them; the server lines left to choose from). A line on another arm of an `if` /
+    `case` than the last server line, or beside it across `||`, is an alternative to it, not
+    one more server: still chosen between."""
+    distinct: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
+    for found in commands:
+        if not any(_same_command(found[1], other[1]) for other in distinct):
+            distinct.append(found)
+    if len(distinct) < 2:
+        return [], commands
+    last = distinct[-1][0]
+    daemons: list[AppServer] = []
+    kept: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
+    for found in distinct[:-1]:
+        if _alternatives(script, found[0], last):
+            continue
+        app = _read_quietly(script, found)
+        if app is not None and app.daemonizes is not None:
+            daemons.append(app)
+            kept.append(found)
+    rest = [c for c in commands if not any(_same_command(c[1], k[1]) for k in kept)]
+    return daemons, rest
+
+
+def _read_quietly(
+    script: _Script, found: tuple[_Line, ServerCommand, dict[str, str]]
+) -> AppServer | None:
+    """The server one line starts, its notes recorded only when it is kept (a line that
+    turns out not to daemonize is chosen among the others, and read again if chosen); None
+    when it cannot be read (the reading that keeps it says why)."""
+    try:
+        with collect_notes() as notes:
+            app = _script_app(script, *found)
+    except (CheckInputError, NothingToCheck, NotFollowed):
+        return None
+    if app.daemonizes is not None:
+        for each in notes:
+            note(each.kind, each.at, each.message, each.fix)
+    return app
+
+
+def _alternatives(script: _Script, one: _Line, other: _Line) -> bool:
+    """Whether the two lines are on different arms of one `if` / `case` block (each open
+    block as its head and the arm being read), or on one physical line joined by `||`."""
+    if one.first == other.first:
+        return "||" in script.physical[one.first - 1]
+    stack: list[list[int]] = []  # each open block: [id of its head, index of its arm]
+    seen: dict[int, list[tuple[int, int]]] = {}
+    for line in script.lines:
+        head = line.words[0] if line.words else ""
+        if head in ("if", "case") and (head == "if" or line.words[-1:] == ["in"]):
+            stack.append([id(line), 0])
+        elif head in ("fi", "esac") and stack:
+            stack.pop()
+        elif stack and (
+            head in ("elif", "else") or _CASE_PATTERN.match(head) or line.words[1:2] == [")"]
+        ):
+            stack[-1][1] += 1
+        if line is one or line is other:
+            seen[id(line)] = [(b[0], b[1]) for b in stack]
+    heads = [dict(seen.get(id(one), [])), dict(seen.get(id(other), []))]
+    return any(arm != heads[1].get(block, arm) for block, arm in heads[0].items())
+
+
 def _same_command(one: ServerCommand, other: ServerCommand) -> bool:
     return one.server == other.server and [w.text for w in one.args] == [w.text for w in other.args]
 
@@ -1139,13 +1210,14 @@ def _script_app(
     # `exec`, and is the shell's child when it does not (its fix: `eval exec $cmd`); when the
     # text is not known here, neither is whether it execs.
     chained = bool(_EXECLINE.match(text)) or _evaluated_execs(line, physical, path, environment)
+    # A config that daemonizes it (`daemon = True`) detaches it as `-D` on the line does.
+    daemon = app.daemonizes is not None
+    detached = _detached(line, lines, daemon)
     return replace(
         app,
-        without_exec=None if chained else _without_exec(line, lines, command, physical),
-        backgrounded=None
-        if _detached(line, lines)
-        else _backgrounded(line, lines, command, physical),
-        detached=_line_setting(line, command, physical) if _detached(line, lines) else None,
+        without_exec=None if chained or daemon else _without_exec(line, lines, command, physical),
+        backgrounded=None if detached else _backgrounded(line, lines, command, physical, daemon),
+        detached=_line_setting(line, command, physical) if detached else None,
         substrings=_substrings(command),
         assumed_branch=_assumed_branch(path, lines, line, physical, arguments, assumed.head(line)),
     )
@@ -3171,12 +3243,17 @@ _INIT_INFO = "### BEGIN INIT INFO"
 
 
 def _backgrounded(
-    line: _Line, lines: list[_Line], command: ServerCommand, physical: list[str]
+    line: _Line,
+    lines: list[_Line],
+    command: ServerCommand,
+    physical: list[str],
+    daemon: bool = False,
 ) -> Setting[str] | None:
-    """The server's line when the script starts it in the background (`&`) or daemonized and
-    has no `trap` to pass SIGTERM on; None otherwise."""
+    """The server's line when the script starts it in the background (`&`) or daemonized (by
+    its flags, or by its config: `daemon`) and has no `trap` to pass SIGTERM on; None
+    otherwise."""
     words = line.words
-    if not (line.background or _daemonized(words)):
+    if not (line.background or daemon or _daemonized(words)):
         return None
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
@@ -3192,12 +3269,13 @@ def _line_setting(line: _Line, command: ServerCommand, physical: list[str]) -> S
     return Setting(text[:2000], Location(command.program.at.file, line.first))
 
 
-def _detached(line: _Line, lines: list[_Line]) -> bool:
-    """The server's line daemonizes it (not `&`) and is the script's last command: the server
-    detaches from a script that then ends (SEED-platform's `uwsgi ... --daemonize LOG`)."""
+def _detached(line: _Line, lines: list[_Line], daemon: bool = False) -> bool:
+    """The server's line daemonizes it (not `&`; by its flags, or by its config: `daemon`) and
+    is the script's last command: the server detaches from a script that then ends
+    (SEED-platform's `uwsgi ... --daemonize LOG`)."""
     return (
         not line.background
-        and _daemonized(line.words)
+        and (daemon or _daemonized(line.words))
         and all(other.first <= line.first for other in lines if other.words)
     )
 

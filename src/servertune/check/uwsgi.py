@@ -674,7 +674,8 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
     command line's options, `UWSGI_*` variables), each with where it was written; a default
     points at `start`."""
     # A relative socket is made in `chdir`, which uWSGI changes to before it binds.
-    return started_in(_uwsgi_server(path, options, start), "")
+    server = replace(_uwsgi_server(path, options, start), daemonizes=_daemonizes(options))
+    return started_in(server, "")
 
 
 def _uwsgi_server(
@@ -757,6 +758,16 @@ def _uwsgi_server(
         cut_numbers=_cut_numbers(options),
         emperor=Setting(*last["emperor"]) if "emperor" in last else None,
     )
+
+
+def _daemonizes(options: list[tuple[str, str, Location]]) -> Setting[bool] | None:
+    """Where `daemonize = LOG` (or `daemonize2`) detaches uWSGI from what started it; None
+    when neither is set, or set false."""
+    last = {_ALIASES.get(k, k): (v, at) for k, v, at in options}
+    for key in ("daemonize", "daemonize2"):
+        if key in last and last[key][0].strip().lower() not in _FALSE:
+            return Setting(True, last[key][1])
+    return None
 
 
 def _cut_numbers(
