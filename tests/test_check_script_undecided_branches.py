@@ -259,3 +259,45 @@ def test_a_command_variable_some_branches_set_to_no_server_reads_the_server(
     ]
     (note,) = _chosen(root)
     assert "celery -A app worker" in note
+
+
+def test_options_the_branches_set_apart_are_left_out_of_set_dash_dash(tmp_path: Path) -> None:
+    """`SSL_ARGS=""`, then the TLS flags in an `if` on a test the files do not decide, then
+    `set -- uvicorn app:app ... $SSL_ARGS "$@"; exec "$@"` (roboflow/inference's
+    run_uvicorn.sh): the options are left out with an `unresolved-variable` note, as an unknown
+    `$VAR` on a server's own line is, and uvicorn is read; never the literal `$SSL_ARGS`
+    handed to its parser, which refused it (exit 2)."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/sh\n"
+        'SSL_ARGS=""\n'
+        'if is_truthy "$ENABLE_HTTPS"; then\n'
+        '  SSL_ARGS="--ssl-certfile /certs/a.crt --ssl-keyfile /certs/a.key"\n'
+        "fi\n"
+        'set -- uvicorn app:app --port 9001 $SSL_ARGS "$@"\n'
+        'exec "$@"\n',
+    )
+    result = check_folder(root)
+    assert not result.errors, result.errors
+    assert [a.kind for a in result.apps] == ["uvicorn"]
+    assert any(n.kind == "unresolved-variable" and "'$SSL_ARGS'" in n.message for n in result.notes)
+
+
+def test_a_parser_refusing_a_line_read_without_unknown_words_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """`uvicorn optimade.server.${MAIN}:app` where `MAIN` is set apart by the branches
+    (Materials-Consortia/optimade-python-tools): read without the unknown word, uvicorn's
+    parser misses its APP; that is a value check cannot know, so a `not-followed` note says
+    so and the run does not end in exit 2."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/sh\n"
+        'if [ -f /run/secrets/index ]; then\n  MAIN="main_index"\nelse\n  MAIN="main"\nfi\n'
+        "exec uvicorn optimade.server.${MAIN}:app --port 5000\n",
+    )
+    result = check_folder(root)
+    assert not result.errors, result.errors
+    assert any(
+        n.kind == "not-followed" and "refused by its parser" in n.message for n in result.notes
+    )

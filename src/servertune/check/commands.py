@@ -42,6 +42,8 @@ from servertune.check.model import (
     AppServer,
     CheckInputError,
     Location,
+    NotFollowed,
+    NothingToCheck,
     Setting,
     server_program,
 )
@@ -1558,22 +1560,20 @@ def read_command(
     if command.directory is not None and find_config is not None:
         find_config = in_directory(command.directory, find_config)
     args = _resolve(reading, find_config)
-    if command.server == "gunicorn":
-        app = _gunicorn(reading, args, find_config)
-    elif command.server == "uwsgi":
-        app = _uwsgi(reading, args, find_config)
-    elif command.server == "hypercorn":
-        app = _hypercorn(reading, args, find_config)
-    elif command.server == "daphne":
-        from servertune.check.daphne import daphne_server
-
-        app = daphne_server(file, [(w.text, w.at) for w in args], command.program.at)
-    elif command.server == "waitress":
-        from servertune.check.waitress import waitress_server
-
-        app = waitress_server(file, [(w.text, w.at) for w in args], command.program.at)
-    else:
-        app = _asgi_app(reading, args)
+    try:
+        app = _parsed(reading, args, find_config)
+    except NothingToCheck:
+        raise
+    except CheckInputError as refused:
+        if "refuses its command line" not in str(refused) or not _held_back(reading, args):
+            raise
+        # The words left out (or a `$VAR` only the running shell expands) may be what the
+        # parser misses: a value check cannot know never refuses a file.
+        raise NotFollowed(
+            f"{file}: not followed: {command.server}'s command line, read without the values "
+            "only the running shell knows, is refused by its parser "
+            f"({str(refused).partition('refuses its command line: ')[2][:120]})"
+        ) from None
     if command.launcher is not None:
         code = expand_shell(command.launcher.text, environment)
         app = replace(app, listener_nodelay=code is not None and "TCP_NODELAY" in code)
@@ -1611,6 +1611,31 @@ _ADDRESS_FLAGS = {
     ),
     "waitress": frozenset({"--host", "--port", "--listen", "--unix-socket"}),
 }
+
+
+def _parsed(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
+    """The AppServer the server's own parser reads from `args`."""
+    command, file = reading.command, reading.file
+    if command.server == "gunicorn":
+        return _gunicorn(reading, args, find_config)
+    if command.server == "uwsgi":
+        return _uwsgi(reading, args, find_config)
+    if command.server == "hypercorn":
+        return _hypercorn(reading, args, find_config)
+    if command.server == "daphne":
+        from servertune.check.daphne import daphne_server
+
+        return daphne_server(file, [(w.text, w.at) for w in args], command.program.at)
+    if command.server == "waitress":
+        from servertune.check.waitress import waitress_server
+
+        return waitress_server(file, [(w.text, w.at) for w in args], command.program.at)
+    return _asgi_app(reading, args)
+
+
+def _held_back(reading: _Reading, args: list[Word]) -> bool:
+    """Whether words were left out of the command line, or a `$VAR` is still in it."""
+    return bool(reading.unresolved or reading.unexpanded) or any("$" in w.text for w in args)
 
 
 def _known_sockets(app: AppServer, unresolved: Sequence[Setting[str]]) -> tuple[Setting[str], ...]:

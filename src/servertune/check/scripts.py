@@ -2938,6 +2938,18 @@ def _positional(
         value = expand_shell(word.text, env)
         if _LONE_EXPANSION.match(word.text) and f'"{word.text}"' not in text:
             fields = value.split() if value is not None else None
+            name = re.sub(r"[${}]|:?-.*", "", word.text)
+            why = unresolved_by_branches(name, env) if fields is None else None
+            if why is not None:
+                # Options the branches set apart (`SSL_ARGS=""`, or the TLS flags when a test
+                # the files do not decide passes): left out, as an unknown `$VAR` on a
+                # server's own line is, never handed on as the literal `$SSL_ARGS`.
+                note(
+                    "unresolved-variable",
+                    word.at,
+                    f"{word.at}: {word.text!r}: a value {why}; the server was read without it",
+                )
+                continue
             if fields is None:
                 fields = [w.text for w in _known_fields([word, word], env)[1:]]
             arguments.extend(Word(field, word.at) for field in fields)
