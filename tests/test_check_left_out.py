@@ -100,3 +100,16 @@ def test_a_front_whose_image_the_stack_builds_joins_its_launch(tmp_path: Path) -
     root = _unrun_proxy(tmp_path, proxy)
     result = _folder(root)
     assert _fronts(result, root) == [["compose/production/nginx/nginx.conf"]]
+
+
+def test_a_front_whose_image_a_service_named_for_its_folder_pulls_joins_its_launch(
+    tmp_path: Path,
+) -> None:
+    """A service that builds nothing here and is named for the proxy's folder (`nginx-proxy`
+    for nginx/, running `image: example/nginx-proxy`) may run the image that folder's
+    Dockerfile builds: whether it does is not in the files, so the front is not ruled out
+    and fronts django's gunicorn. Seen in superdesk/superdesk (`superdesk-client` for
+    client/)."""
+    root = _unrun_proxy(tmp_path, "  nginx-proxy:\n    image: example/nginx-proxy:latest\n")
+    result = _folder(root)
+    assert _fronts(result, root) == [["compose/production/nginx/nginx.conf"]]

@@ -517,9 +517,17 @@ class Stacks:
         if not holders or self.kube_services:
             return False
         built = [_real(s.dockerfile) for s in self.services if s.dockerfile is not None]
+        # A service that builds nothing here runs an image by its name, perhaps this one
+        # when it is named for the front's folder (`superdesk-client` for client/: superdesk's
+        # compose pulls the image that folder's Dockerfile builds).
+        pulled = [
+            s.name for s in self.services if s.dockerfile is None or not s.dockerfile.is_file()
+        ]
         for holder in holders:
             own = _real(holder.path)
             folder = os.path.dirname(own)
+            if any(os.path.basename(folder) in name for name in pulled):
+                return False
             if own in built or not any(
                 os.path.dirname(os.path.dirname(b)) == os.path.dirname(folder)
                 and os.path.dirname(b) != folder
