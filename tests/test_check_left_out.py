@@ -113,3 +113,25 @@ def test_a_front_whose_image_a_service_named_for_its_folder_pulls_joins_its_laun
     root = _unrun_proxy(tmp_path, "  nginx-proxy:\n    image: example/nginx-proxy:latest\n")
     result = _folder(root)
     assert _fronts(result, root) == [["compose/production/nginx/nginx.conf"]]
+
+
+def test_a_stack_in_a_sibling_folder_does_not_rule_out_a_front(tmp_path: Path) -> None:
+    """The compose file that builds the Dockerfiles beside the proxy's folder sits in one of
+    those folders (backend/docker-compose.yml, the backend's own development stack), not
+    above the proxy: it says nothing of where the proxy's image runs, so the proxy is not
+    ruled out and fronts the backend's server. Seen in flathub-infra/website, whose nginx/
+    image a cluster runs."""
+    files = {
+        "backend/docker-compose.yml": "services:\n  backend:\n    build: .\n",
+        "backend/Dockerfile": 'FROM python:3.12\nCOPY . /app\nCMD ["gunicorn", "-b", '
+        '"0.0.0.0:8000", "app:app"]\n',
+        "frontend/Dockerfile": "FROM node:22\nCOPY . /app\n",
+        "nginx/Dockerfile": "FROM nginx:1.27\nCOPY nginx.conf /etc/nginx/conf.d/default.conf\n",
+        "nginx/nginx.conf": "server {\n  listen 80;\n  location / {\n"
+        "    proxy_pass http://backend.site.svc.cluster.local:8000;\n  }\n}\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = _folder(tmp_path)
+    assert not [n for n in result.notes if "not joined to a launch" in n.message]

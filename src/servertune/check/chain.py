@@ -528,6 +528,14 @@ class Stacks:
             folder = os.path.dirname(own)
             if any(os.path.basename(folder) in name for name in pulled):
                 return False
+            # Only a stack whose compose file sits above the front's folder deploys the tree
+            # around it: backend/docker-compose.yml is the backend's own (flathub's nginx/ is
+            # run by a cluster whose Service names it passes to).
+            if not any(
+                (folder + os.sep).startswith(os.path.dirname(_real(s.file)) + os.sep)
+                for s in self.services
+            ):
+                return False
             if own in built or not any(
                 os.path.dirname(os.path.dirname(b)) == os.path.dirname(folder)
                 and os.path.dirname(b) != folder
