@@ -301,3 +301,18 @@ def test_a_parser_refusing_a_line_read_without_unknown_words_is_not_followed(
     assert any(
         n.kind == "not-followed" and "refused by its parser" in n.message for n in result.notes
     )
+
+
+def test_the_default_idiom_gives_the_variable_its_default(tmp_path: Path) -> None:
+    """`if [ -z "${MAIN}" ]; then MAIN="main"; fi` with nothing before it setting MAIN is the
+    default idiom (`MAIN=${MAIN:-main}`): the image run as it is takes the branch, so
+    `exec uvicorn optimade.server.${MAIN}:app` is read with MAIN=main (seen in
+    Materials-Consortia/optimade-python-tools), not left unresolved."""
+    root = _repository(
+        tmp_path,
+        '#!/bin/sh\nif [ -z "${MAIN}" ]; then\n  MAIN="main"\nfi\n'
+        "exec uvicorn optimade.server.${MAIN}:app --port 5000\n",
+    )
+    result = check_folder(root)
+    assert [a.kind for a in result.apps] == ["uvicorn"]
+    assert not [n for n in result.notes if n.kind == "not-followed"], result.notes

@@ -45,6 +45,8 @@ class _Block:
     paths: list[dict[str, str]] = field(default_factory=list)
     closed: bool = False
     started: bool = False
+    #: The name an `if [ -z "$X" ]` tests while nothing before it sets X: the default idiom.
+    defaults: str | None = None
 
 
 class BlockValues:
@@ -63,12 +65,15 @@ class BlockValues:
         if head in _LOOPS:
             self.blocks.append(_Block("loop", {}, first, False))
         elif head == "if":
-            self.blocks.append(_Block("if", dict(env), first, not (decided or looped)))
+            block = _Block("if", dict(env), first, not (decided or looped))
+            block.defaults = _default_test(words, env)
+            self.blocks.append(block)
         elif head == "case" and words[-1:] == ["in"]:
             self.blocks.append(_Block("case", dict(env), first, not looped))
         elif top is None:
             return
         elif top.kind == "if" and head in ("elif", "else"):
+            top.defaults = None  # a default idiom has one branch
             if top.undecided:
                 _next_branch(top, env)
                 top.closed = head == "else"
@@ -83,6 +88,25 @@ class BlockValues:
             self.blocks.pop()
             if top.undecided:
                 _merged(top, env)
+
+
+#: `if [ -z "$X" ]` / `[[ -z ${X} ]]`: the test of the default idiom.
+_EMPTY_TEST = re.compile(r'\A"?\$\{?([A-Za-z_]\w*)\}?"?\Z')
+
+
+def _default_test(words: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """X when the `if` at `words` is `if [ -z "$X" ]; then` (or `[[ ... ]]`) and nothing
+    before it sets X: with no other branch, `X=value` in it is X's default, as
+    `X=${X:-value}` is (optimade-python-tools' run.sh sets MAIN so)."""
+    test = [w for w in words[1:] if w not in (";", "then")]
+    if len(test) != 4 or test[0] not in ("[", "[[") or test[1] != "-z":
+        return None
+    if test[3] != {"[": "]", "[[": "]]"}[test[0]]:
+        return None
+    match = _EMPTY_TEST.match(test[2])
+    if match is None or match[1] in env:
+        return None
+    return match[1]
 
 
 def _scalar(key: str) -> bool:
@@ -111,6 +135,8 @@ def _merged(block: _Block, env: dict[str, str]) -> None:
         del env[key]
     for key in keys:
         values = {path.get(key) for path in paths}
+        if key == block.defaults and not block.paths and key in plain[0]:
+            values = {plain[0][key]}  # the default idiom: unset here, so its branch ran
         value = values.pop() if len(values) == 1 else None
         if value is not None:
             env[key] = value
