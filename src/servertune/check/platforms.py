@@ -258,15 +258,23 @@ command_server = _command
 def dockerfile_image(path: Path, dockerfile: Path, context: Path) -> Image | None:
     """The image `dockerfile` builds for the platform file `path` (None when outside the tree;
     not followed when absent or a template), as `_image` reads it."""
-    if resolve.admit(dockerfile, dockerfile.name, Location(path), "Dockerfile") is None:
+    if not _admitted(path, dockerfile):
         return None
+    return read_image(dockerfile, read_text(dockerfile), context)
+
+
+def _admitted(path: Path, dockerfile: Path) -> bool:
+    """Whether the platform file `path`'s `dockerfile` is inside the tree (a note when not);
+    not followed when it is absent."""
+    if resolve.admit(dockerfile, dockerfile.name, Location(path), "Dockerfile") is None:
+        return False
     if not dockerfile.is_file():
         raise NotFollowed(
             f"{path}:1: not followed: the image is built from {dockerfile.name} in "
             f"{dockerfile.parent.name or '.'}/ (as written, or the platform's default), which "
             "is not among the files here"
         )
-    return read_image(dockerfile, read_text(dockerfile), context)
+    return True
 
 
 def in_platform(
@@ -293,14 +301,8 @@ def _image(
 ) -> AppServer | None:
     """The server the image built from `dockerfile` runs (with `cmd` as its CMD when given,
     its ENTRYPOINT kept), under the platform's environment over the image's `ENV`."""
-    if resolve.admit(dockerfile, dockerfile.name, Location(path), "Dockerfile") is None:
+    if not _admitted(path, dockerfile):
         return None
-    if not dockerfile.is_file():
-        raise NotFollowed(
-            f"{path}:1: not followed: the image is built from {dockerfile.name} in "
-            f"{dockerfile.parent.name or '.'}/ (as written, or the platform's default), which "
-            "is not among the files here"
-        )
     text = read_text(dockerfile)
     from servertune.check.template_markers import template_line
 
