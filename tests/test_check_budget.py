@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from servertune.check.asgi_cli import CLI_EVAL_CPU_S
-from servertune.check.budget import FILE_BUDGET_S, over_budget
+from servertune.check.budget import FILE_BUDGET_S, LINK_BUDGET_S, over_budget
 from servertune.check.gunicorn import GUNICORN_EVAL_TIMEOUT_S
 from tests.folder_support import write
 
@@ -309,3 +309,11 @@ print(signal.getsignal(signal.SIGALRM) is signal.SIG_DFL)
 """
     done = _in_a_child(code, Path.cwd())
     assert done.stdout.split("\n")[:2] == ["outer True False", "True"], done.stderr
+
+
+def test_the_docs_state_the_budgets_as_declared() -> None:
+    """docs/check.md names both budgets with the figures `budget` declares, so the prose
+    cannot drift from the constants."""
+    docs = (Path(__file__).parent.parent / "docs" / "check.md").read_text()
+    assert f"reading took over {FILE_BUDGET_S:g} s; please report" in docs
+    assert f"linking took over {LINK_BUDGET_S:g} s; please report" in docs
