@@ -25,6 +25,7 @@ from servertune.check.model import (
     PassTarget,
     Setting,
     Upstream,
+    collect_notes,
     note,
 )
 from servertune.check.nginx_envsh import ENTRYPOINT_DIR, entrypoint_exports, envsh_exports
@@ -369,7 +370,6 @@ class Stacks:
     def filled(self, files: Sequence[Path], server: Setting[str]) -> Setting[str]:
         """`server` with the placeholders its front's start script fills with sed read as
         their replacements, each with a `joined-by-name` note naming the sed line."""
-        from servertune.check.model import note
 
         fills = next((f for file, f in self.front_fills if files[:1] == (file,)), ())
         value = server.value
@@ -862,7 +862,6 @@ def _unknown_bind(
 def _joined_by_name(target: str, service: str, apps: Sequence[AppServer]) -> None:
     """A `joined-by-name` note: `target`, a Kubernetes Service's DNS name no manifest here
     defines, joined to the servers started from a folder named as its Service, at its port."""
-    from servertune.check.model import note
 
     for app in apps:
         at = app.launched_by[0] if app.launched_by else app.config_file or Location(app.file)
@@ -898,7 +897,6 @@ def unknown_host(
     `proxy_pass http://$upstream_chalice:8000` to the `chalice-openreplay` service). True
     when the note says the host is a name or a variable nothing read answers to (not another
     machine's literal address): the pass `port_fronts` may join by its port alone."""
-    from servertune.check.model import note
 
     host, port = normalise(address.value)
     name = _host_name(address.value)
@@ -956,7 +954,6 @@ def _no_upstream(
     `upstream` block of the config read with it defines and no compose service answers to:
     the block is in a file nginx loads beside it that nothing here includes (a conf.d
     neighbour), or the name is a host set where the front runs. Never silent."""
-    from servertune.check.model import note
 
     found = _BARE_NAME.match(server.value)
     if found is None:
@@ -982,7 +979,6 @@ def _image_unknown(
 ) -> None:
     """The `not-followed` note for a front's host that is a compose service whose image no
     Dockerfile read here is known to build."""
-    from servertune.check.model import note
 
     note(
         "not-followed",
@@ -1209,7 +1205,6 @@ def _same_placeholder(server: Setting[str], speaking: Sequence[AppServer]) -> li
     the unit's `Environment=GRANIAN_PORT=__PORT__`: YunoHost's installer fills both with the
     same port), with a `joined-by-name` note; none when the port is no such token, the host
     is not the loopback, or two servers have it (which one is not in the files)."""
-    from servertune.check.model import note
 
     host, port = normalise(server.value)
     if not _LOOPBACK.match(host) or placeholder(port) != port:
@@ -1243,7 +1238,6 @@ def _hold_unknown(
 ) -> None:
     """`unknown_host`'s note for a pass that reaches no app, held in `held`'s list when its
     host is a name or variable nothing read answers to (`port_fronts` may join it)."""
-    from servertune.check.model import collect_notes, note
 
     upstream, unjoined = held
     if normalise(server.value)[0] == "unix":
@@ -1334,7 +1328,6 @@ def _remote_of_environment(
     machines run them is not in the files; that the environment's app hosts do is what the
     layout says."""
     from servertune.check.environments import same_environment
-    from servertune.check.model import note
 
     host, port = normalise(server.value)
     if not _remote_literal(host):
@@ -1475,7 +1468,6 @@ def _unknown_balancer_host(
     """`unknown_host`'s note for a balancer's server that reaches no app, held in `held` when
     its host is a name or variable nothing read answers to and no compose project places the
     balancer (in one, Docker's DNS answers the project's own names alone)."""
-    from servertune.check.model import collect_notes, note
 
     with collect_notes() as said:
         unknown = unknown_host(at.server, apps, project, stacks)

@@ -28,7 +28,7 @@ from servertune.check.budget import each_within_budget
 from servertune.check.model import CheckInputError, Location
 from servertune.check.source import read_text
 
-__all__ = ["Packaging", "packaging_declarations", "uvloop_declarations", "uvloop_for"]
+__all__ = ["Packaging", "packaging_declarations", "uvloop_for"]
 
 _PACKAGING = ("pyproject.toml", "Pipfile", "setup.py", "setup.cfg")
 _LOCKS = ("Pipfile.lock", "uv.lock", "poetry.lock")
@@ -72,19 +72,11 @@ def _folders(paths: Sequence[Path]) -> list[Path]:
     return list(seen)
 
 
-def uvloop_declarations(paths: Sequence[Path], root: Path | None) -> tuple[Location, ...]:
-    """Where the packaging beside the files given (or above them, within the tree check reads:
-    `root`, else the files' common folder) declares a requirement that installs uvloop, one
-    place per file that does."""
-    with resolve.confined_to(root if root is not None else resolve.default_root(paths)):
-        return _declarations(paths, uvloop=True)
-
-
 @dataclass(frozen=True)
 class Packaging:
     """Where the packaging beside a launch's files declares what the rules ask of it."""
 
-    #: A requirement that installs uvloop (`uvloop_declarations`).
+    #: A requirement that installs uvloop.
     uvloop: tuple[Location, ...] = ()
     #: A requirement naming uvicorn or fastapi: the packaging that installs the server, so
     #: the one whose lack of uvloop shows uvloop absent.
@@ -92,32 +84,30 @@ class Packaging:
 
 
 def packaging_declarations(paths: Sequence[Path], root: Path | None) -> Packaging:
-    """Both declarations, looked for as `uvloop_declarations` looks."""
+    """Where the packaging beside the files given (or above them, within the tree check
+    reads: `root`, else the files' common folder) installs uvloop and names the server, one
+    place per file that does; each file read once, within its budget (one over it declares
+    nothing: the run names it, once)."""
     with resolve.confined_to(root if root is not None else resolve.default_root(paths)):
-        return Packaging(_declarations(paths, uvloop=True), _declarations(paths, uvloop=False))
+        candidates = [c for f in _folders(paths) for c in _candidates(f) if resolve.inside(c)]
+        found = [at for _, at in each_within_budget(candidates, _declared_in) if at is not None]
+    return Packaging(
+        tuple(u for u, _ in found if u is not None), tuple(s for _, s in found if s is not None)
+    )
 
 
-def _pattern(candidate: Path, uvloop: bool) -> re.Pattern[str]:
-    if not uvloop:
-        return _SERVER
-    return _LOCKED_UVLOOP if candidate.name in _LOCKS else _UVLOOP
-
-
-def _declarations(paths: Sequence[Path], *, uvloop: bool) -> tuple[Location, ...]:
-    candidates = [c for f in _folders(paths) for c in _candidates(f) if resolve.inside(c)]
-    # Each within its budget: one over it declares nothing (the run names it, once).
-    found = each_within_budget(candidates, lambda c: _declared_in(c, uvloop))
-    return tuple(at for _, at in found if at is not None)
-
-
-def _declared_in(candidate: Path, uvloop: bool) -> Location | None:
-    """Where the packaging file `candidate` declares uvloop (or the server, when `uvloop` is
-    false), None if it does not."""
+def _declared_in(candidate: Path) -> tuple[Location | None, Location | None]:
+    """Where the packaging file `candidate` installs uvloop and where it names the server."""
     try:
         text = read_text(candidate)
     except (CheckInputError, OSError, UnicodeDecodeError):
-        return None
-    match = _pattern(candidate, uvloop).search(text)
+        return None, None
+    uvloop = _LOCKED_UVLOOP if candidate.name in _LOCKS else _UVLOOP
+    return _at(candidate, text, uvloop), _at(candidate, text, _SERVER)
+
+
+def _at(candidate: Path, text: str, pattern: re.Pattern[str]) -> Location | None:
+    match = pattern.search(text)
     if match is None:
         return None
     return Location(candidate, text.count("\n", 0, match.start()) + 1)

@@ -334,12 +334,16 @@ def _plain(value: object) -> bool:
     return False
 
 
+#: How alike (difflib's ratio) a name must be to a setting's to be taken for its misspelling.
+_NEAR_SPELLING_RATIO = 0.8
+
+
 def _close(name: str, setting: str) -> bool:
     """`name` is a near spelling of `setting` (`keep_alive` of `keepalive`): the same
-    letters but for underscores, or at least 80 % alike."""
+    letters but for underscores, or at least `_NEAR_SPELLING_RATIO` alike."""
     if name.replace("_", "") == setting.replace("_", ""):
         return True
-    return difflib.SequenceMatcher(None, name, setting).ratio() >= 0.8
+    return difflib.SequenceMatcher(None, name, setting).ratio() >= _NEAR_SPELLING_RATIO
 
 
 def _environment_name(tree: ast.Module, line: int | None) -> str:

@@ -2238,7 +2238,8 @@ def _fixed_where_run(
             own = _OWN_DEFAULT.match(word) is not None and "+=" not in word
             if id(line) in running and not own:
                 settable.discard(name)
-    return {n: env[n] for n in settable if re.search(rf"\${{?{n}\b", text)}
+    read = set(re.findall(r"\$\{?([A-Za-z_]\w*)", text))
+    return {n: env[n] for n in settable if n in read}
 
 
 def _fixed_variables(

@@ -150,19 +150,19 @@ def _expanded(words: list[str], environment: Mapping[str, str]) -> list[str]:
     (inside a word too), `$$` a literal `$`. A name set nowhere here (a host's own file) stays
     as `${NAME}`, the form the command reader leaves out as an unresolved variable."""
     out: list[str] = []
+
+    def value(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name is None:
+            return "$"
+        return environment.get(name, found.group(0))
+
     for index, word in enumerate(words):
         lone = _LONE_VARIABLE.fullmatch(word) if index else None
         if lone is not None:
             name = lone.group(1)
             out += environment[name].split() if name in environment else ["${" + name + "}"]
             continue
-
-        def value(found: re.Match[str]) -> str:
-            name = found.group(1)
-            if name is None:
-                return "$"
-            return environment.get(name, found.group(0))
-
         out.append(_BRACED_VARIABLE.sub(value, word) if index else word)
     return out
 
