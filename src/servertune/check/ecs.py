@@ -140,7 +140,7 @@ class _Parser:
             if self.text[self.at] == '"':
                 key = self._string()
             else:
-                match = re.compile(r"[\w.-]+").match(self.text, self.at)
+                match = _KEY.match(self.text, self.at)
                 if match is None:
                     raise CheckInputError(f"line {line}: an object key expected")
                 key, self.at = match.group(), match.end()
@@ -199,6 +199,8 @@ def _parse(text: str, start: int = 0) -> object:
 
 # --- where the containers are written -------------------------------------------------------
 
+#: An HCL object's bare key (`name`, `port.mappings`).
+_KEY = re.compile(r"[\w.-]+")
 _DEFINITIONS = re.compile(r"\bcontainer_definitions\s*=\s*")
 _HEREDOC = re.compile(r"<<-?\s*(\w+)[ \t]*\n")
 _FILE_CALL = re.compile(r'(?:template)?file\(\s*"(?:\$\{path\.(?:module|root)\}/)?([^"$]+)"')

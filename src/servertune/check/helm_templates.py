@@ -324,9 +324,7 @@ def _condition(text: str, state: _State) -> object:
     head, args = words[0], [_condition_word(w, state) for w in words[1:]]
     if len(words) == 1:
         return _condition_word(head, state)
-    if head == "not" and len(args) == 1:
-        return not _truth(args[0])
-    if head == "empty" and len(args) == 1:
+    if head in ("not", "empty") and len(args) == 1:
         return not _truth(args[0])
     if head in ("eq", "ne") and len(args) == 2:
         return (args[0] == args[1]) == (head == "eq")

@@ -36,8 +36,6 @@ __all__ = ["scripts_written", "written_by_scripts", "written_where"]
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 #: A plain assignment at the start of a line: `inst_dir=/usr/local/lib/mailinabox`.
 _ASSIGNMENT = re.compile(r"\A(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*\Z")
-#: A path below one variable's folder the script does not know: `$LNDG_DIR/lndg.ini`.
-_UNKNOWN_FOLDER = re.compile(r"\A\$(?:\{[A-Za-z_]\w*\}|[A-Za-z_]\w*)/[^$`]+\Z")
 #: The most files one run keeps (a repository of installers writes a few).
 _MOST = 200
 
@@ -205,7 +203,7 @@ def _target(command: str, known: Mapping[str, str]) -> str | None:
         return None
     if "$" in path:
         expanded = expand_shell(path, known)
-        if expanded is None and _UNKNOWN_FOLDER.match(path):
+        if expanded is None and unknown_folder_key(Path(), path) is not None:
             return path  # below a folder only the running script knows: `unknown_folder_key`
         path = expanded or ""
     if not path.startswith("/") or "$" in path or "`" in path:
