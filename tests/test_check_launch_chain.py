@@ -928,6 +928,37 @@ def test_supervisord_program_through_a_folder_named_for_the_repository_is_its_fi
     ]
 
 
+def test_image_that_git_clones_its_own_repository_runs_the_repository_entrypoint(
+    tmp_path: Path,
+) -> None:
+    """An image built from no context that `git clone`s the repository checked here (`RUN git
+    clone --branch main --depth 1 https://github.com/acme/shop.git` under `WORKDIR /app`, then
+    `ENTRYPOINT ["/app/shop/docker/entrypoint.sh"]`) runs the repository's own
+    docker/entrypoint.sh: the chain goes through it to its uvicorn. The clone of any other
+    project (`tools`) holds nothing here: its script stays not followed (seen in
+    JaneliaSciComp/SAM_service's docker/Dockerfile)."""
+    entrypoint = "#!/bin/sh\nexec uvicorn shop.main:app --host 0.0.0.0 --workers 2\n"
+    root = write(
+        tmp_path / "shop",
+        {
+            "docker/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n"
+            "RUN git clone --branch main --depth 1 https://github.com/acme/shop.git\n"
+            'ENTRYPOINT ["/app/shop/docker/entrypoint.sh"]\n',
+            "docker/entrypoint.sh": entrypoint,
+            "other/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n"
+            "RUN git clone https://github.com/acme/tools.git\n"
+            'ENTRYPOINT ["/app/tools/docker/entrypoint.sh"]\n',
+        },
+    )
+    result = check_folder(root)
+    assert folder_chains(result, root) == [
+        (["docker/Dockerfile:4", "docker/entrypoint.sh:2"], "uvicorn", 2)
+    ]
+    assert [n.at.file.as_posix() for n in result.notes if n.kind == "not-followed"] == [
+        str(root / "other/Dockerfile")
+    ]
+
+
 def test_a_server_stage_below_an_idle_last_stage_is_a_launch(tmp_path: Path) -> None:
     """`FROM python AS base ... CMD gunicorn ...` then `FROM base AS dev` with `CMD tail -f
     /dev/null` (a container kept idle for `docker exec`): the last stage starts nothing, so

@@ -79,6 +79,7 @@ from servertune.check.model import (
     note,
     refuse_line,
 )
+from servertune.check.own_clones import own_clone_folders
 from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.source import read_text
 from servertune.check.together import with_others
@@ -699,6 +700,9 @@ def _locate(
             if candidate is None or resolve.admit(candidate, source, copied_at, "COPY") is None:
                 continue
             candidate = Path(os.path.normpath(candidate))  # `docker/../run.sh`: `run.sh`
+            if source.startswith("/"):
+                # The repository an image clones (`own_clones`): written as the run's files are.
+                candidate = resolve.tree_form(candidate, path)
             if candidate.is_symlink():
                 # COPY copies what the link names: read under the file's own name, so the
                 # walk's reading of it is the same file, its fronts joined once (atst).
@@ -1183,6 +1187,21 @@ def _apply(
     elif name == "RUN" and not command.json and command.value:
         _links(process_word(" ".join(command.value), variables, source.escape), stage)
         _copies(process_word(" ".join(command.value), variables, source.escape), stage)
+        _own_clones(command, stage, variables, source)
+
+
+def _own_clones(command: Any, stage: _Stage, variables: Mapping[str, str], source: _Source) -> None:
+    """A RUN that `git clone`s the repository checked here (`own_clones`): its folder in the
+    image holds the repository's files, as a `COPY` of the whole repository there would. The
+    source is the repository's root as an absolute path, which the lookups take as it is."""
+    text = process_word(" ".join(command.value), variables, source.escape)
+    if "clone" not in text:
+        return
+    with resolve.within_default(Path(source.path)) as root:
+        folders = own_clone_folders(text, stage.workdir, root)
+        copied_at = Location(source.path, command.start_line)
+        for folder in folders:
+            stage.copies.append((str(root), folder, True, None, copied_at))
 
 
 def _exposed(words: Sequence[str], variables: Mapping[str, str], escape: str) -> list[str]:
