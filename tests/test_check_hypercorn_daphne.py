@@ -239,4 +239,5 @@ def test_hypercorn_workers_floored_at_two_follow_the_cpu_count(tmp_path: Path) -
     path = tmp_path / "hypercorn_config.py"
     path.write_text(text)
     config = read_hypercorn_python(path, text)
-    assert "workers" in config.unknown and "workers" not in config.values
+    assert "workers" in config.unknown
+    assert "workers" not in config.values
