@@ -160,3 +160,26 @@ def test_a_compose_sh_c_list_on_an_alpine_image_ends_in_the_server(
     )
     rules = [f.rule for f in check_folder(root).findings]
     assert ("entrypoint-without-exec" in rules) is raised
+
+
+@pytest.mark.parametrize(
+    ("base", "cmd", "raised"),
+    [
+        ("python:3.11", "flask upgrade && gunicorn --bind 0.0.0.0:8000 app:app", True),
+        ("python:3.11", "python manage.py migrate; gunicorn app:app", True),
+        ("python:3.11", "flask upgrade && exec gunicorn app:app", False),
+        ("python:3.11-alpine", "flask upgrade && gunicorn app:app", False),
+        ("fedora:40", "flask upgrade && gunicorn app:app", False),
+        ("example/devops:python-3.12", "flask upgrade && gunicorn app:app", False),
+    ],
+)
+def test_dash_keeps_the_shell_for_a_lists_last_command(
+    tmp_path: Path, base: str, cmd: str, raised: bool
+) -> None:
+    """`CMD flask upgrade && gunicorn ...` on a Debian base (seen in
+    uwcirg/isacc-messaging-service, FROM python:3.11): dash forks every command of its `-c`
+    list, the last too, so dash stays PID 1 and gunicorn never gets SIGTERM: the finding.
+    `exec` before the server hands it PID 1; BusyBox ash execs a list's last command; bash's
+    forking of it depends on its version, and an unknown base's /bin/sh is not known: no
+    finding there for a server only in a list's last command."""
+    assert bool(_shell_form(tmp_path, base, cmd)) is raised

@@ -226,3 +226,18 @@ def test_hypercorn_listens_where_its_config_parses_the_bind(line: str, sockets: 
     assert command is not None
     app: AppServer = read_command(Path("Procfile"), command, {}, shell=True)
     assert [s.value for s in app.sockets] == sockets
+
+
+def test_hypercorn_workers_floored_at_two_follow_the_cpu_count(tmp_path: Path) -> None:
+    """`workers = max(2, os.cpu_count())` in a Hypercorn Python config follows the CPU count
+    as gunicorn's `workers = multiprocessing.cpu_count() * 2 + 1` does: both are probed with
+    the same CPU counts (16 and 64), so the floor, equal on one and two CPUs, is not taken
+    for a constant of 2 workers: the value is unknown, said as following the CPU count."""
+    from servertune.check.hypercorn import read_hypercorn_python
+
+    text = "import os\nbind = '0.0.0.0:8000'\nworkers = max(2, os.cpu_count())\n"
+    path = tmp_path / "hypercorn_config.py"
+    path.write_text(text)
+    config = read_hypercorn_python(path, text)
+    assert "workers" in config.unknown
+    assert "workers" not in config.values

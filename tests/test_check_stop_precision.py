@@ -316,3 +316,39 @@ def test_eval_of_a_command_that_does_not_exec_is_the_shells_child(tmp_path: Path
     assert finding.fix == "eval exec $COMMAND"
     files["run.sh"] = script % "exec "
     assert not _rules(_findings(tmp_path, files), "entrypoint-without-exec")
+
+
+def _supervised(uwsgi_priority: str, nginx_priority: str, nginx_stop: str) -> dict[str, str]:
+    """A supervisord config running uWSGI (die-on-term) and the nginx in front of it."""
+    conf = (
+        "[supervisord]\nnodaemon=true\n\n"
+        f"[program:uwsgi]\n{uwsgi_priority}command=/usr/sbin/uwsgi --ini /app/uwsgi.ini\n\n"
+        f"[program:nginx]\n{nginx_priority}command=/usr/sbin/nginx -c /app/nginx.conf\n"
+        f"{nginx_stop}"
+    )
+    return {
+        "Dockerfile": "FROM python:3.11\nCOPY . /app\n"
+        'CMD ["/usr/bin/supervisord", "-n", "-c", "/app/supervisord.conf"]\n',
+        "supervisord.conf": conf,
+        "uwsgi.ini": _DIE_ON_TERM,
+    }
+
+
+def test_no_cut_when_supervisord_stops_a_draining_nginx_first(tmp_path: Path) -> None:
+    """supervisord stops its programs from the highest `priority` down, each stopped before
+    the next (seen in JobtechSwe+sokannonser-api: uwsgi priority 1, nginx priority 10 with
+    `stopsignal=QUIT`): nginx answers every request in flight, uWSGI still running, before
+    uWSGI gets its SIGTERM, so die-on-term cuts nothing: no uwsgi-sigterm-cuts-requests.
+    With nginx stopped by TERM (its fast shutdown), with the same priority (no order
+    promised), or stopped after uWSGI (a lower priority), the finding stays."""
+    for uwsgi, nginx, stop, said in (
+        ("priority=1\n", "priority=10\n", "stopsignal=QUIT\n", False),
+        ("priority=1\n", "", "stopsignal = quit\n", False),  # nginx at the default 999
+        ("priority=1\n", "priority=10\n", "", True),
+        ("", "", "stopsignal=QUIT\n", True),
+        ("priority=20\n", "priority=10\n", "stopsignal=QUIT\n", True),
+    ):
+        found = _rules(
+            _findings(tmp_path, _supervised(uwsgi, nginx, stop)), "uwsgi-sigterm-cuts-requests"
+        )
+        assert bool(found) is said, (uwsgi, nginx, stop)

@@ -135,3 +135,27 @@ def test_a_placeholder_count_is_left_out_but_a_placeholder_folders_config_is_fou
     assert app.workers.value == 5
     (message,) = unresolved(result)
     assert "--timeout __TIMEOUT__" in message
+
+
+def test_a_flag_is_pointed_at_on_the_line_it_is_written(tmp_path: Path) -> None:
+    """A flag that reaches ExecStart= through `$ARGS` is written on the `Environment=` line
+    that sets ARGS (seen in StackStorm/st2's st2stream unit: `--threads 10` with eventlet),
+    and a flag on a continuation line of an ExecStart= continued with `\\` is written on that
+    line: the finding on it points there, not at ExecStart='s first line."""
+    variable = OPTIONS_IN_A_VARIABLE.replace("--workers 3", "--workers 3 --threads 10")
+    (finding,) = [
+        f
+        for f in check(tmp_path, "api.service", variable).findings
+        if f.rule == "threads-ignored-by-worker-class"
+    ]
+    assert finding.at.line == 2
+    continued = (
+        "[Service]\nExecStart=/opt/venv/bin/gunicorn api.wsgi:application \\\n"
+        "    -k eventlet -b 127.0.0.1:9101 \\\n    --workers 3 --threads 10\n"
+    )
+    (finding,) = [
+        f
+        for f in check(tmp_path, "web.service", continued).findings
+        if f.rule == "threads-ignored-by-worker-class"
+    ]
+    assert finding.at.line == 4

@@ -44,7 +44,9 @@ MAX_INSTANCES = 1024
 #: The gunicorn settings the file itself defines (a file defining none is not a config).
 SET_IN_FILE: list[str] = []
 #: Two CPU counts: if `workers` differs between them, the file computes it from the CPU count,
-#: and what it computes on these typical nodes (16 and 64 cores) is what a finding shows.
+#: and what it computes on these typical nodes (16 and 64 cores) is what a finding shows. The
+#: one probe set of every Python config check evaluates (gunicorn's here and in `gunicorn`,
+#: Hypercorn's in `hypercorn`): declared in this module, which imports nothing of servertune.
 PROBE_CPUS = (16, 64)
 
 
@@ -61,7 +63,7 @@ def _lenient_host_checks() -> None:
 
 def load(path: str, cpus: int | None = None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """gunicorn's view of the settings, with the CPU count patched to `cpus` when given."""
-    # Imported here: check.gunicorn imports this module for NAMES and PROBE_CPUS alone.
+    # Imported here: check.gunicorn and check.hypercorn import this module for NAMES and PROBE_CPUS alone.
     import multiprocessing
 
     from gunicorn.app.base import Application  # type: ignore[import-untyped]

@@ -50,6 +50,7 @@ from servertune.check.base_images import BaseLaunch, known_base
 from servertune.check.base_shells import (
     execs_last_command,
     execs_lone_command,
+    image_sh,
     library_image,
     sh_words,
 )
@@ -2040,18 +2041,41 @@ def shell_form(
     env = image.env if image is not None else {}
     while split and _LONE_EXPANSION.match(split[0]) and expand_shell(split[0], env) == "":
         split = split[1:]
-    if (
-        not split
-        or split[0] == "exec"
-        # The server, or a script of the launch that starts it (`ENTRYPOINT
-        # /docker-entrypoint.sh $0 $@`, its `exec gunicorn` a child of the shell all the same).
-        or (
-            server_command([Word(w, words[0].at) for w in split]) is None
-            and not _SCRIPT_WORD.match(split[0])
-        )
+    if not split or split[0] == "exec":
+        return None
+    # The server, or a script of the launch that starts it (`ENTRYPOINT
+    # /docker-entrypoint.sh $0 $@`, its `exec gunicorn` a child of the shell all the same).
+    if not _starts_server(split, words[0].at) and not _dash_list_server(
+        shell[0], image, text, words[0].at
     ):
         return None
     return Setting(f"{instruction} {text}", words[0].at)
+
+
+def _starts_server(split: list[str], at: Location) -> bool:
+    """The words start the server, or a script of the launch that starts it."""
+    return server_command([Word(w, at) for w in split]) is not None or bool(
+        _SCRIPT_WORD.match(split[0])
+    )
+
+
+def _dash_list_server(shell: str, image: Image | None, text: str, at: Location) -> bool:
+    """The last command of a list (`flask upgrade && gunicorn ...`, `a; b`) starts the server
+    with no `exec`, under dash: dash forks every command of a `-c` list, the last too, and
+    stays PID 1 (seen with dash 0.5.12, Debian bookworm's /bin/sh: the server's pid is not the
+    shell's). Not for bash, whose forks of a `-c` string's last command depend on its version
+    (5.2 execs it), nor for an image whose /bin/sh is not known to be dash."""
+    name = shell.rpartition("/")[2]
+    if name == "sh":
+        name = image_sh(root_base(image)) or ""
+    parts = re.split(r"&&|\|\||;", text.replace("\\\n", ""))
+    if name != "dash" or len(parts) < 2:
+        return False
+    try:
+        last = shlex.split(parts[-1], comments=True)
+    except ValueError:
+        return False
+    return bool(last) and last[0] != "exec" and _starts_server(last, at)
 
 
 def _server_last(text: str, at: Location) -> bool:

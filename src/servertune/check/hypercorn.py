@@ -136,6 +136,7 @@ def read_hypercorn_python(path: Path, text: str, first_line: int = 1) -> Hyperco
     the file, or that follows the CPU count, is unknown: no default stands for it."""
     import ast
 
+    from servertune.check._gunicorn_probe import PROBE_CPUS
     from servertune.check.pystatic import Refused, evaluate_config, imported_path
 
     try:
@@ -143,7 +144,9 @@ def read_hypercorn_python(path: Path, text: str, first_line: int = 1) -> Hyperco
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         raise CheckInputError(f"{path}: not Python Hypercorn can load ({error})") from None
     try:
-        one, two = (evaluate_config(tree, {}, cpus, "hypercorn_config") for cpus in (1, 2))
+        # The CPU counts gunicorn's configs are probed with: a floor at a small count
+        # (`max(2, os.cpu_count())`) is as equal on one and two CPUs as a constant.
+        one, two = (evaluate_config(tree, {}, cpus, "hypercorn_config") for cpus in PROBE_CPUS)
     except Refused as refused:
         raise CheckInputError(f"{path}: Hypercorn cannot load it ({refused})") from None
     values: dict[str, Any] = {}

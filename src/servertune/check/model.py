@@ -471,6 +471,11 @@ class AppServer:
     #: says so (a front in another container, pod or host outlives the server's stop). As
     #: (line, text): no setting of the server's, nor a step of its launch chain.
     front_stops_with: tuple[Location, str] | None = None
+    #: The stopsignal line of an nginx program the same supervisord stops before the server,
+    #: and stops gracefully (`stopsignal = QUIT`, with a higher `priority`: supervisord stops
+    #: programs from the highest priority down, each stopped before the next): nginx has
+    #: answered every request in flight before the server gets its signal. None otherwise.
+    front_drains_first: Setting[str] | None = None
     #: What runs the first of those lines when it is an image's FROM (the image sets no
     #: command): the base image's process, as the launch graph names it; None otherwise.
     started_by_base: str | None = None

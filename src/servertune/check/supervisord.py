@@ -426,6 +426,47 @@ def _program_files(path: Path, options: dict[str, tuple[str, int]]) -> FindConfi
     return find
 
 
+#: supervisord's `priority` when a program sets none (its configuration docs).
+_PRIORITY = 999
+
+
+def _priority(options: dict[str, tuple[str, int]]) -> int | None:
+    """The program's `priority` (999 when unset); None when it is not a literal number."""
+    try:
+        return int(options.get("priority", (str(_PRIORITY), 0))[0].strip())
+    except ValueError:
+        return None
+
+
+def _front_drains_first(
+    path: Path,
+    programs: dict[str, dict[str, tuple[str, int]]],
+    section: str,
+    env: Mapping[str, str] | None,
+) -> Setting[str] | None:
+    """The `stopsignal = QUIT` of an nginx program of the same config that supervisord stops
+    before `section`'s: supervisord stops programs from the highest `priority` down ("higher
+    priorities indicate programs that start last and shut down first", its configuration
+    docs), and waits for each to be stopped before the next (`ordered_stop_groups_phase_2` in
+    supervisord.py). nginx's QUIT is its graceful shutdown: it answers what is in flight, the
+    server still running behind it, so the server's own stop cuts nothing. None otherwise
+    (equal priorities: no order is promised; TERM: nginx's fast shutdown cuts them itself)."""
+    own = _priority(programs[section])
+    if own is None:
+        return None
+    for other, options in programs.items():
+        if other == section or "command" not in options or not _autostarts(options, env):
+            continue
+        words = options["command"][0].split()
+        if not words or program_name(words[0]) != "nginx" or "stopsignal" not in options:
+            continue
+        signal, at = options["stopsignal"]
+        theirs = _priority(options)
+        if signal.strip().upper().removeprefix("SIG") == "QUIT" and (theirs or 0) > own:
+            return Setting(f"[{other}] priority {theirs}, stopsignal QUIT", Location(path, at))
+    return None
+
+
 def read_programs(
     path: Path,
     text: str,
@@ -457,6 +498,9 @@ def read_programs(
                 if app.without_exec is not None and app.without_exec.at.file != path:
                     # The program's script runs the server as a child of its shell.
                     app = replace(app, supervised=Setting(f"[{section}]", Location(path, number)))
+                app = replace(
+                    app, front_drains_first=_front_drains_first(path, programs, section, env)
+                )
                 apps.append(_stopping(path, app, options, number))
                 break
             front = _nginx_front(one, process_env, find)

@@ -142,14 +142,18 @@ _LONE_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _BRACED_VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _expanded(words: list[str], environment: Mapping[str, str]) -> list[str]:
+def _expanded(
+    words: list[Word], environment: Mapping[str, str], env_at: Mapping[str, Location]
+) -> list[Word]:
     """ExecStart='s words with systemd's own expansion from `Environment=` (and the
     `EnvironmentFile=`s here), as systemd.service(5) says: `$NAME` as a word of its own is the
     value split at whitespace (zero or more arguments: StackStorm's st2api unit,
     `gunicorn st2api.wsgi:application $DAEMON_ARGS`), `${NAME}` is the value as one argument
     (inside a word too), `$$` a literal `$`. A name set nowhere here (a host's own file) stays
-    as `${NAME}`, the form the command reader leaves out as an unresolved variable."""
-    out: list[str] = []
+    as `${NAME}`, the form the command reader leaves out as an unresolved variable. A word
+    that is a variable alone is at the line that sets it: a flag found there is written
+    there, not on ExecStart='s line."""
+    out: list[Word] = []
 
     def value(found: re.Match[str]) -> str:
         name = found.group(1)
@@ -158,12 +162,46 @@ def _expanded(words: list[str], environment: Mapping[str, str]) -> list[str]:
         return environment.get(name, found.group(0))
 
     for index, word in enumerate(words):
-        lone = _LONE_VARIABLE.fullmatch(word) if index else None
+        lone = _LONE_VARIABLE.fullmatch(word.text) if index else None
+        braced = _BRACED_VARIABLE.fullmatch(word.text) if index else None
         if lone is not None:
-            name = lone.group(1)
-            out += environment[name].split() if name in environment else ["${" + name + "}"]
+            at = env_at.get(lone[1], word.at)
+            texts = (
+                environment[lone[1]].split() if lone[1] in environment else ["${" + lone[1] + "}"]
+            )
+            out += [Word(text, at) for text in texts]
             continue
-        out.append(_BRACED_VARIABLE.sub(value, word) if index else word)
+        if braced is not None and braced[1] in environment:
+            out.append(Word(environment[braced[1]], env_at.get(braced[1], word.at)))
+            continue
+        out.append(Word(_BRACED_VARIABLE.sub(value, word.text), word.at) if index else word)
+    return out
+
+
+def _located(path: Path, text: str, start: int, words: list[str]) -> list[Word]:
+    """ExecStart='s words, each at the line it is written on."""
+    lines = _word_lines(text, start, words)
+    return [Word(w, Location(path, n)) for w, n in zip(words, lines, strict=True)]
+
+
+def _word_lines(text: str, start: int, words: list[str]) -> list[int]:
+    """The line each word of a command continued over several lines (`\\` at a line's end)
+    is written on, for a finding to point at its flag's own line: each word is looked for
+    from where the one before it ended, on to the next line while the line is continued; a
+    word not found as written (quoted) stays on the line of the one before."""
+    lines = text.splitlines()[start - 1 :]
+    row, column, out = 0, 0, []
+    for word in words:
+        probe_row, probe_column = row, column
+        while probe_row < len(lines):
+            found = lines[probe_row].find(word, probe_column)
+            if found >= 0:
+                row, column = probe_row, found + len(word)
+                break
+            if not lines[probe_row].rstrip().endswith("\\"):
+                break  # the command ends on this line
+            probe_row, probe_column = probe_row + 1, 0
+        out.append(start + row)
     return out
 
 
@@ -216,7 +254,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
         raise CheckInputError(f"{at}: ExecStart= cannot be split (an unclosed quote)") from None
     app = run_words(
         path,
-        [Word(w, at) for w in _expanded(words, environment)],
+        _expanded(_located(path, text, number, words), environment, env_at),
         environment,
         env_at,
         find_config=in_checkout(path, workdir, by_name=True),

@@ -795,6 +795,10 @@ def uwsgi_sigterm_cuts_requests(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # no die-on-term (uwsgi-sigterm-reloads), or stopped with another signal
         if app.sigterm_drains is not None or app.reloads is not None:
             continue
+        if app.front_drains_first is not None:
+            # supervisord stops the nginx in front first, gracefully, and only then the
+            # server: nothing is in flight when SIGTERM comes (JobtechSwe/sokannonser-api).
+            continue
         if app.front_stops_with is not None:
             # The nginx in front gets the same SIGTERM at the same moment and shuts down at
             # once (its fast shutdown): a drain would answer into closed connections.
