@@ -171,6 +171,9 @@ def test_a_compose_sh_c_list_on_an_alpine_image_ends_in_the_server(
         ("python:3.11-alpine", "flask upgrade && gunicorn app:app", False),
         ("fedora:40", "flask upgrade && gunicorn app:app", False),
         ("example/devops:python-3.12", "flask upgrade && gunicorn app:app", False),
+        ("node:20", "flask upgrade && gunicorn app:app", True),
+        ("base-web", "manage.py migrate && uwsgi --ini api.ini", False),
+        ("docker.io/library/python:3.12", "flask upgrade && gunicorn app:app", True),
     ],
 )
 def test_dash_keeps_the_shell_for_a_lists_last_command(
@@ -181,5 +184,7 @@ def test_dash_keeps_the_shell_for_a_lists_last_command(
     list, the last too, so dash stays PID 1 and gunicorn never gets SIGTERM: the finding.
     `exec` before the server hands it PID 1; BusyBox ash execs a list's last command; bash's
     forking of it depends on its version, and an unknown base's /bin/sh is not known: no
-    finding there for a server only in a list's last command."""
+    finding there for a server only in a list's last command. A name with no owner that is no
+    Debian-based Official Image (`base-web`, an image another file builds and tags; seen in
+    ministryofjustice/money-to-prisoners-api) is such an unknown base."""
     assert bool(_shell_form(tmp_path, base, cmd)) is raised

@@ -120,8 +120,47 @@ def image_sh(reference: str) -> Sh | None:
                 return "ash"
             if word in _DASH_SH:
                 return "dash"
-    # A Docker Official Image's default variant (`python:3.12`, `node:20`) is Debian's.
-    return "dash" if library_image(reference) else None
+    # A Docker Official Image's default variant (`python:3.12`, `node:20`) is Debian's. Any
+    # other name with no owner (`base-web`) may be an image built here by another file
+    # (`docker build -t base-web`), whose /bin/sh this name does not say.
+    return "dash" if library_image(reference) and _name(reference) in _DEBIAN_DEFAULT else None
+
+
+#: Docker Official Images whose default variant is built on Debian or Ubuntu (their
+#: Dockerfiles on docker-library): an app's usual bases. (mysql's is Oracle Linux: not here.)
+_DEBIAN_DEFAULT = frozenset(
+    {
+        "python",
+        "pypy",
+        "debian",
+        "ubuntu",
+        "buildpack-deps",
+        "node",
+        "ruby",
+        "golang",
+        "rust",
+        "perl",
+        "php",
+        "gcc",
+        "openjdk",
+        "eclipse-temurin",
+        "nginx",
+        "httpd",
+        "haproxy",
+        "postgres",
+        "redis",
+    }
+)
+
+
+def _name(reference: str) -> str:
+    """A library image's name without registry, `library/`, tag or digest: `python` of
+    `docker.io/library/python:3.12-slim@sha256:...`."""
+    path = reference.split("@", 1)[0].strip().lower()
+    first, _, rest = path.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        path = rest
+    return path.removeprefix("library/").partition(":")[0]
 
 
 #: An Alpine release (or a BusyBox image) older than BusyBox 1.28, whose ash forks a `-c`
