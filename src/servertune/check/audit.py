@@ -55,13 +55,13 @@ from servertune.check.model import (
     Location,
     NginxConfig,
     Note,
-    NotFollowed,
     NothingToCheck,
     NotSupported,
     Severity,
     collect_notes,
     evaluating_for,
     note,
+    note_nothing_to_check,
 )
 from servertune.check.namespaces import (
     apart_notes,
@@ -427,7 +427,9 @@ def _linked_in_budget(
     at the tree read (`where`), so the run ends as one that found none, never a hang. Every
     pass the linking starts is bounded by it (a file's own budget does not nest in it)."""
     try:
-        with linking_within_budget():
+        # A run of the memo's own (the reading's is over, its confinement with it): linking
+        # asks for a service's build target stage once per front file it looks for.
+        with memo.one_run(), linking_within_budget():
             return _linked(reading, apps, stacks, notes)
     except OverBudget:
         notes.append(Note("not-followed", Location(where), not_linked(), OVER_BUDGET_FIX))
@@ -1014,17 +1016,9 @@ def _read_each(
             else:
                 errors.append(FileError(path, None, f"{path}: {over_budget()}"))
             continue
-        except NotFollowed as why:
-            # At the link that could not be followed (the script's line, the CMD's), which
-            # the message starts with, once however many files reach it.
-            head = str(why).partition(": ")[0]
-            file, _, line = head.rpartition(":")
-            at = Location(Path(file), int(line)) if line.isdigit() and file else Location(path)
-            note("not-followed", at, str(why))
-            reading += env_loads_of(path, text, reader.kind)
-            continue
         except NothingToCheck as nothing:
-            note("starts-no-server", Location(path), str(nothing))
+            # A link not followed is said once however many files reach it.
+            note_nothing_to_check(path, nothing)
             reading += env_loads_of(path, text, reader.kind)
             continue
         except NotSupported as unsupported:

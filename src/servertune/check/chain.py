@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from servertune.check import memo
 from servertune.check.model import (
     AppServer,
     Balancer,
@@ -47,7 +48,9 @@ __all__ = [
     "Unjoined",
     "link",
     "link_balancers",
+    "loopback",
     "normalise",
+    "servers_on_port",
     "starter",
 ]
 
@@ -125,6 +128,15 @@ def normalise(address: str) -> tuple[str, str]:
     return (host, port)  # `:8080` (gunicorn's bind on every address): host "", a wildcard
 
 
+def servers_on_port(port: str, apps: Iterable[AppServer]) -> list[AppServer]:
+    """The servers of `apps` with a TCP socket on `port`, whatever its host."""
+    return [
+        a
+        for a in apps
+        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
+    ]
+
+
 def _resolved(path: str) -> str:
     """An absolute socket path with its `.` and `..` resolved, as the kernel resolves them
     when no folder on the way is a symlink (which nothing read here says): uWSGI's
@@ -153,6 +165,11 @@ def _serves(app_socket: str, target: str) -> bool:
 _IPV4 = re.compile(r"\A[0-9]+(\.[0-9]+){3}\Z")
 #: The loopback addresses (`normalise` writes localhost and ::1 as 127.0.0.1).
 _LOOPBACK = re.compile(r"\A127(\.[0-9]+){3}\Z")
+
+
+def loopback(host: str) -> bool:
+    """Whether `host`, as `normalise` writes it, is this machine's own loopback."""
+    return bool(_LOOPBACK.match(host))
 
 
 def _remote_literal(host: str) -> bool:
@@ -785,11 +802,7 @@ def _by_name(
     if name is None or project == frozenset() or not _NAME.match(name):
         return []  # a front no stack read deploys, or a name only the deployment completes
     _, port = normalise(target)
-    on_port = [
-        a
-        for a in apps
-        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
-    ]
+    on_port = servers_on_port(port, apps)
     names = {name}
     if stacks is not None:
         answering = [s for s in stacks.services if name in (s.name, *s.aliases)]
@@ -912,11 +925,7 @@ def unknown_host(
     ]
     if any(s.dockerfile is not None for s in answering):
         return False
-    on_port = [
-        a
-        for a in apps
-        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
-    ]
+    on_port = servers_on_port(port, apps)
     if not on_port:
         return False
     if answering:
@@ -1360,11 +1369,7 @@ def _named(
     from servertune.check.front_names import named_starters
 
     _, port = normalise(server.value)
-    on_port = [
-        a
-        for a in apps
-        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
-    ]
+    on_port = servers_on_port(port, apps)
     variables = [m["braced"] or m["bare"] for m in ENVSUBST_VARIABLE.finditer(server.value)]
     found, production = named_starters([upstream, *variables], on_port)
     return (found, []) if len(found) == 1 else ([], found or production)
@@ -1530,4 +1535,9 @@ def _target_stage(image: Image, target: str) -> Image:
     from servertune.check.dockerfile import read_image
     from servertune.check.source import read_text
 
-    return read_image(image.path, read_text(image.path), image.context, target)
+    # Asked once per service for every front file looked for in a build: read once a run.
+    return memo.recall(
+        memo.run_table("target stages"),
+        (image.path, image.context, target),
+        lambda: read_image(image.path, read_text(image.path), image.context, target),
+    )

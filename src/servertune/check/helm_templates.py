@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from servertune.check import memo
+
 __all__ = ["HelmReading", "chart_values", "is_chart_template", "read_chart_template"]
 
 _ACTION = re.compile(r"\{\{-?\s*(?P<body>.*?)\s*-?\}\}", re.S)
@@ -88,6 +90,12 @@ def chart_values(path: Path) -> tuple[Mapping[str, object], Mapping[str, object]
 
 
 def _mapping(path: Path) -> dict[str, object]:
+    # A chart's values are asked for by each template of the chart and each image line of
+    # its manifests: read once a run (nothing changes what it read).
+    return memo.recall(memo.run_table("chart mappings"), path, lambda: _loaded(path))
+
+
+def _loaded(path: Path) -> dict[str, object]:
     import yaml
 
     try:

@@ -1347,14 +1347,33 @@ def _generated_mounts(path: Path, pod: _Node, container: _Node) -> dict[str, Pat
     the manifest makes a key of a ConfigMap the container mounts (`files: [uwsgi.ini]`,
     `name=uwsgi.ini` too): the ConfigMap is built from that file where the overlay is
     applied, so the file is what the container reads there (seen in dod-ccpo/atst)."""
+    generated = memo.recall(
+        memo.run_table("kustomize generators"), path.parent, lambda: _generators(path.parent)
+    )
+    held: dict[str, Path] = {}
+    for inside, (map_name, mount) in _mounts(pod, container).items():
+        keys = generated.get(map_name, {})
+        sub = mount.get("subPath")
+        for key, file in keys.items():
+            if sub is None:
+                held[str(PurePosixPath(inside) / key)] = file
+            elif sub.text() == key:
+                held[inside] = file
+    return held
+
+
+def _generators(folder: Path) -> dict[str, dict[str, Path]]:
+    """ConfigMap name -> key -> the repository file a kustomize `configMapGenerator` of the
+    kustomization in `folder` makes it from; none when it cannot be read. The same for every
+    container of every manifest of the folder: worked out once a run."""
+    from servertune.check import resolve
+    from servertune.check.source import read_text
+
     generated: dict[str, dict[str, Path]] = {}
     for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
-        file = path.parent / name
+        file = folder / name
         if not file.is_file():
             continue
-        from servertune.check import resolve
-        from servertune.check.source import read_text
-
         try:
             objects = list(_objects(_documents(file, read_text(file))))
         except (CheckInputError, OSError):
@@ -1368,16 +1387,7 @@ def _generated_mounts(path: Path, pod: _Node, container: _Node) -> dict[str, Pat
                     found = resolve.admit(file.parent / source, source, item.at, "files")
                     if found is not None and found.is_file():
                         keys[key or PurePosixPath(source).name] = found
-    held: dict[str, Path] = {}
-    for inside, (map_name, mount) in _mounts(pod, container).items():
-        keys = generated.get(map_name, {})
-        sub = mount.get("subPath")
-        for key, file in keys.items():
-            if sub is None:
-                held[str(PurePosixPath(inside) / key)] = file
-            elif sub.text() == key:
-                held[inside] = file
-    return held
+    return generated
 
 
 def _reading_generated(generated: Mapping[str, Path]) -> Image | None:

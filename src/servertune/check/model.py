@@ -43,6 +43,7 @@ __all__ = [
     "evaluating_for",
     "evaluation_cores",
     "note",
+    "note_nothing_to_check",
     "server_program",
 ]
 
@@ -758,6 +759,18 @@ def note(kind: str, at: Location, message: str, fix: str = "") -> None:
     notes = _NOTES.get()
     if notes is not None:
         notes.append(Note(kind, at, message, fix))
+
+
+def note_nothing_to_check(path: Path, why: NothingToCheck) -> None:
+    """The note a file's reading that found nothing to check makes: not followed at the link
+    that could not be followed (the script's line, the CMD's), which the message starts with,
+    else at the file; `starts-no-server` when nothing was left unfollowed."""
+    if not isinstance(why, NotFollowed):
+        note("starts-no-server", Location(path), str(why))
+        return
+    file, _, line = str(why).partition(": ")[0].rpartition(":")
+    at = Location(Path(file), int(line)) if line.isdigit() and file else Location(path)
+    note("not-followed", at, str(why))
 
 
 @contextmanager

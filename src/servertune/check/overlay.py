@@ -94,6 +94,11 @@ def production_twin(path: Path) -> Path | None:
     has a stack of its own, so `path`'s is the developers'. None when there is none, when
     `path` is itself named for production, or when the twin only completes `path` (an overlay:
     `path`'s services then run in production too)."""
+    # Asked for each stop finding of a compose file: its folder is looked through once a run.
+    return memo.recall(memo.run_table("production twins"), path, lambda: _production_twin(path))
+
+
+def _production_twin(path: Path) -> Path | None:
     words = _name_words(path.name)
     if path.suffix not in (".yml", ".yaml") or not words or words & _PRODUCTION_WORDS:
         return None

@@ -22,7 +22,9 @@ from servertune.check.chain import (
     Link,
     Stacks,
     Unjoined,
+    loopback,
     normalise,
+    servers_on_port,
     starter,
 )
 from servertune.check.model import AppServer, Note, Setting, note
@@ -43,14 +45,6 @@ def _shared_depth(front: Path, app: AppServer) -> int:
     return max(len(Path(os.path.commonpath([here, os.path.dirname(f)])).parts) for f in _files(app))
 
 
-def _on_port(port: str, apps: Iterable[AppServer]) -> list[AppServer]:
-    return [
-        a
-        for a in apps
-        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
-    ]
-
-
 def _lone_server(
     port: str, speaking: Iterable[AppServer], front: Path, fronted: set[int]
 ) -> AppServer | None:
@@ -60,7 +54,7 @@ def _lone_server(
     # that container's (or its Service's) name, which check knows: a host that is not it is
     # another service's (OpenMined/PySyft's Traefik `frontend:80`, not the registry pod's
     # uvicorn on 80). Only a server no container places is joined by its port.
-    on_port = [a for a in dict.fromkeys(_on_port(port, speaking)) if a.container is None]
+    on_port = [a for a in dict.fromkeys(servers_on_port(port, speaking)) if a.container is None]
     if len(on_port) == 1:
         return None if id(on_port[0]) in fronted else on_port[0]
     depths = {id(a): _shared_depth(front, a) for a in on_port}
@@ -149,10 +143,6 @@ def _say(said: Iterable[Note]) -> None:
         note(one.kind, one.at, one.message, one.fix)
 
 
-#: The hosts of a pass to the front's own loopback.
-_LOOPBACK = re.compile(r"\A(127(\.[0-9]+){3}|localhost)\Z")
-
-
 def _proxy_image_front(front: Path, stacks: Stacks, apps: Sequence[AppServer]) -> bool:
     """Some images copy the front by name or folder and none of them starts an app server
     of the run: a proxy image's config (`FROM nginx` and its site), a sidecar's."""
@@ -176,7 +166,7 @@ def sidecar_joins(
     fronted = {id(k.app) for k in kept}
     passes: dict[tuple[int, object, str], list[Link]] = {}
     for k in apart:
-        if _LOOPBACK.match(normalise(k.server.value)[0]):
+        if loopback(normalise(k.server.value)[0]):
             passes.setdefault((id(k.nginx), k.passing.at, k.server.value), []).append(k)
     joined: list[Link] = []
     for found in passes.values():

@@ -21,7 +21,6 @@ if TYPE_CHECKING:  # the registry is imported for its kinds alone (the CLI's --k
         Balancer,
         Container,
         NginxConfig,
-        NothingToCheck,
     )
 
 __all__ = ["READERS", "Reader", "Reading", "env_loads_of", "read_with", "reader_for"]
@@ -142,7 +141,7 @@ def _is_manifest(path: Path, text: str) -> bool:
 
 def _dockerfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.dockerfile import read_dockerfile
-    from servertune.check.model import NothingToCheck
+    from servertune.check.model import NothingToCheck, note_nothing_to_check
     from servertune.check.target_stages import target_stage_servers
 
     try:
@@ -152,22 +151,9 @@ def _dockerfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
         staged = target_stage_servers(path, text, env)
         if not staged:
             raise
-        _say_last_stage(path, why)
+        note_nothing_to_check(path, why)  # what the last stage's reading would say alone
         return Reading(apps=staged)
     return Reading(apps=(app,), image_apps=(app,))
-
-
-def _say_last_stage(path: Path, why: NothingToCheck) -> None:
-    """The note the last stage's reading would have made alone: not followed at the link
-    its message starts with, else starts no server."""
-    from servertune.check.model import Location, NotFollowed, note
-
-    if not isinstance(why, NotFollowed):
-        note("starts-no-server", Location(path), str(why))
-        return
-    file, _, line = str(why).partition(": ")[0].rpartition(":")
-    at = Location(Path(file), int(line)) if line.isdigit() and file else Location(path)
-    note("not-followed", at, str(why))
 
 
 def _is_dockerfile(path: Path, text: str) -> bool:

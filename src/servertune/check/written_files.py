@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from servertune.check import memo
 from servertune.check.commands import (
     WRITTEN_BY_SCRIPTS,
     ConfigFile,
@@ -53,6 +54,11 @@ def written_where(paths: Sequence[Path], wanted: Callable[[str], bool]) -> Itera
 
 def _written_by(path: Path) -> dict[str, ConfigFile]:
     """`scripts_written` of the file `path`, none when it cannot be read."""
+    # Asked by each file kind a script may write (units, fronts, command lookups): read once.
+    return memo.recall(memo.run_table("scripts written"), path, lambda: _read_written(path))
+
+
+def _read_written(path: Path) -> dict[str, ConfigFile]:
     from servertune.check.source import read_text
 
     try:

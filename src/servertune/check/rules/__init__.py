@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from servertune.check import memo
 from servertune.check.model import Finding, Severity
 from servertune.check.rules import (
     coverage,
@@ -129,7 +130,8 @@ def run_rules(context: Context) -> list[Finding]:
             rule, faults if rule.kind == "fault" else known if rule.kind == "advice" else context
         )
     ]
-    findings = [_in_development_stack(f) for f in findings]
+    with memo.one_run():  # a compose file's production twin looked for once, not per finding
+        findings = [_in_development_stack(f) for f in findings]
     return sorted(findings, key=lambda f: (str(f.at.file), f.at.line, f.rule))
 
 
