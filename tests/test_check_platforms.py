@@ -371,3 +371,45 @@ def test_railway_start_command_replaces_the_image_entrypoint_and_railpack_runs_a
     assert box.replicas.value == 2
     assert box.grace_period_s is not None
     assert (box.grace_period_s.value, box.grace_period_s.at.line) == (15.0, 7)
+
+
+def test_digitalocean_app_spec_services_run_their_command_dockerfile_or_procfile(
+    tmp_path: Path,
+) -> None:
+    """A DigitalOcean App Platform spec (`.do/app.yaml`; `.do/deploy.template.yaml` under
+    `spec:`; any YAML whose `services:` carry App Platform's keys) starts each service's
+    `run_command` in its `source_dir`, else the image of its `dockerfile_path`, else the
+    Procfile's web line; `envs` at run time, PORT its `http_port` (8080 by default), and
+    `termination.grace_period_seconds` (120 s by default) before SIGKILL."""
+    write(
+        tmp_path,
+        {
+            "a/.do/app.yaml": "name: shop\nservices:\n- name: api\n  source_dir: backend\n"
+            "  environment_slug: python\n  instance_count: 2\n"
+            "  run_command: gunicorn -w 3 shop.wsgi\n"
+            "  envs:\n  - key: WEB_CONCURRENCY\n    value: '4'\n    scope: RUN_TIME\n"
+            "  termination:\n    grace_period_seconds: 40\n",
+            "b/.do/deploy.template.yaml": "spec:\n  name: b\n  services:\n  - name: web\n"
+            "    dockerfile_path: docker/Dockerfile\n    http_port: 9000\n",
+            "b/docker/Dockerfile": 'FROM python:3.12\nCMD ["uvicorn", "app:app", "--port", '
+            '"9000"]\n',
+            "c/app.spec.yaml": "services:\n- name: site\n  environment_slug: python\n",
+            "c/Procfile": "web: granian --interface asgi app:app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    apps = {
+        a.kind: a for a in result.apps if a.container and a.container.platform == "digitalocean"
+    }
+    assert sorted(apps) == ["granian", "gunicorn", "uvicorn"]
+    box = apps["gunicorn"].container
+    assert box is not None
+    assert box.replicas is not None
+    assert box.replicas.value == 2
+    assert box.grace_period_s is not None
+    assert (box.grace_period_s.value, box.grace_period_s.default) == (40.0, False)
+    web = apps["uvicorn"].container
+    assert web is not None
+    assert web.grace_period_s is not None
+    assert (web.grace_period_s.value, web.grace_period_s.default) == (120.0, True)

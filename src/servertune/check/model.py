@@ -199,6 +199,7 @@ class Container:
         "appengine",
         "ecs",
         "railway",
+        "digitalocean",
     ] = "kubernetes"
     cpu_limit: Setting[float] | None = None
     cpu_request: Setting[float] | None = None

@@ -476,6 +476,19 @@ def _is_s2i(path: Path, text: str) -> bool:
     return looks_like_s2i_environment(path, text)
 
 
+def _digitalocean(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.digitalocean import read_app_spec
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_app_spec(path, text, env, follow_words))
+
+
+def _is_digitalocean(path: Path, text: str) -> bool:
+    from servertune.check.digitalocean import looks_like_app_spec
+
+    return looks_like_app_spec(path, text)
+
+
 def _is_railway(path: Path, text: str) -> bool:
     from servertune.check.railway import looks_like_railway
 
@@ -656,6 +669,12 @@ READERS: Sequence[Reader] = (
         "a platform file (fly.toml, render.yaml, app.json, manifest.yml, App Engine app.yaml)",
         _is_platform,
         _platform,
+    ),
+    Reader(
+        "digitalocean",
+        "a DigitalOcean App Platform app spec (.do/app.yaml, YAML)",
+        _is_digitalocean,
+        _digitalocean,
     ),
     Reader("railway", "Railway's config (railway.toml, railway.json)", _is_railway, _railway),
     Reader("ecs", "an AWS ECS task definition (JSON, Terraform)", _is_ecs, _ecs),
