@@ -413,3 +413,45 @@ def test_digitalocean_app_spec_services_run_their_command_dockerfile_or_procfile
     assert web is not None
     assert web.grace_period_s is not None
     assert (web.grace_period_s.value, web.grace_period_s.default) == (120.0, True)
+
+
+def test_copilot_manifest_runs_its_image_with_entrypoint_and_command_as_ecs_does(
+    tmp_path: Path,
+) -> None:
+    """An AWS Copilot service manifest (`copilot/<svc>/manifest.yml` with a service `type:`)
+    starts the image `image.build` builds (paths from the workspace root), its `command`
+    (a string split into words) in place of the image's CMD, ENTRYPOINT kept, under its
+    `variables`, with ECS's 30 s stop timeout by default; an environment overriding the
+    command is its own launch; a registry `image.location` no Dockerfile here builds is not
+    followed, said so."""
+    write(
+        tmp_path,
+        {
+            "copilot/api/manifest.yml": "name: api\ntype: Load Balanced Web Service\n"
+            "image:\n  build: services/api/Dockerfile\n  port: 8000\n"
+            "command: gunicorn -w 3 -b 0.0.0.0:8000 shop.wsgi\n"
+            "variables:\n  LOG_LEVEL: info\ncount: 2\n"
+            "environments:\n  prod:\n    command: gunicorn -w 9 -b 0.0.0.0:8000 shop.wsgi\n",
+            "services/api/Dockerfile": 'FROM python:3.12\nENTRYPOINT ["/usr/bin/env"]\n'
+            'CMD ["python", "-m", "http.server"]\n',
+            "copilot/other/manifest.yml": "name: other\ntype: Backend Service\n"
+            "image:\n  location: public.ecr.aws/acme/unknown:latest\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    gunicorns = sorted(
+        (a for a in result.apps if a.kind == "gunicorn" and a.container is not None),
+        key=lambda a: a.workers.value,
+    )
+    assert [a.workers.value for a in gunicorns] == [3, 9]
+    box = gunicorns[0].container
+    assert box is not None
+    assert box.name == "api"
+    assert box.grace_period_s is not None
+    assert (box.grace_period_s.value, box.grace_period_s.default) == (30.0, True)
+    assert box.replicas is not None
+    assert box.replicas.value == 2
+    assert any(
+        "not followed" in str(e) and "public.ecr.aws/acme/unknown" in str(e)
+        for e in (*result.errors, *result.notes)
+    )

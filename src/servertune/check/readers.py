@@ -489,6 +489,19 @@ def _is_digitalocean(path: Path, text: str) -> bool:
     return looks_like_app_spec(path, text)
 
 
+def _copilot(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.copilot import read_copilot_manifest
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_copilot_manifest(path, text, env, follow_words))
+
+
+def _is_copilot(path: Path, text: str) -> bool:
+    from servertune.check.copilot import looks_like_copilot_manifest
+
+    return looks_like_copilot_manifest(path, text)
+
+
 def _is_railway(path: Path, text: str) -> bool:
     from servertune.check.railway import looks_like_railway
 
@@ -677,6 +690,9 @@ READERS: Sequence[Reader] = (
         _digitalocean,
     ),
     Reader("railway", "Railway's config (railway.toml, railway.json)", _is_railway, _railway),
+    Reader(
+        "copilot", "an AWS Copilot service manifest (copilot/*/manifest.yml)", _is_copilot, _copilot
+    ),
     Reader("ecs", "an AWS ECS task definition (JSON, Terraform)", _is_ecs, _ecs),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("systemd", "a systemd unit (.service, .socket, .timer)", _is_systemd, _systemd),
