@@ -455,3 +455,48 @@ def test_copilot_manifest_runs_its_image_with_entrypoint_and_command_as_ecs_does
         "not followed" in str(e) and "public.ecr.aws/acme/unknown" in str(e)
         for e in (*result.errors, *result.notes)
     )
+
+
+def test_nomad_job_tasks_start_their_docker_image_or_exec_command(tmp_path: Path) -> None:
+    """A Nomad job file (`*.nomad`, `*.nomad.hcl`, `.hcl` with `job "x" {`) starts each task:
+    a `docker` task the image its `config.image` names (tied to a Dockerfile here) with
+    `command` + `args` in place of its CMD, an `exec` task its `command` + `args` as written;
+    `env { }` is the environment, `kill_timeout` (5 s by default) the stop grace, SIGINT the
+    exec drivers' signal, the group's `count` the instances; a `template` block's rendered
+    file is not followed, said so."""
+    write(
+        tmp_path,
+        {
+            "deploy/shop.nomad": 'job "shop" {\n  group "web" {\n    count = 3\n'
+            '    task "api" {\n      driver = "docker"\n      kill_timeout = "20s"\n'
+            '      config {\n        image = "shop:latest"\n        command = "gunicorn"\n'
+            '        args = ["-w", "4", "-b", "0.0.0.0:8000", "shop.wsgi"]\n      }\n'
+            '      env {\n        LOG_LEVEL = "info"\n      }\n'
+            '      template {\n        data = <<EOF\nSECRET={{ key "x" }}\nEOF\n'
+            '        destination = "secrets/app.env"\n      }\n    }\n  }\n'
+            '  group "jobs" {\n    task "asgi" {\n      driver = "exec"\n'
+            '      config {\n        command = "uvicorn"\n'
+            '        args = ["app:app", "--port", "9000"]\n      }\n    }\n  }\n}\n',
+            "compose.yaml": "services:\n  builder:\n    build: .\n    image: shop:latest\n"
+            "    command: ['true']\n",
+            "Dockerfile": 'FROM python:3.12\nCMD ["python", "-m", "http.server"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    apps = {a.kind: a for a in result.apps if a.container and a.container.platform == "nomad"}
+    assert sorted(apps) == ["gunicorn", "uvicorn"]
+    gunicorn = apps["gunicorn"]
+    assert gunicorn.workers.value == 4
+    box = gunicorn.container
+    assert box is not None
+    assert box.grace_period_s is not None
+    assert (box.grace_period_s.value, box.grace_period_s.default) == (20.0, False)
+    assert box.replicas is not None
+    assert box.replicas.value == 3
+    uvicorn = apps["uvicorn"]
+    assert uvicorn.container is not None
+    assert uvicorn.container.grace_period_s is not None
+    assert uvicorn.container.grace_period_s.value == 5.0
+    assert uvicorn.stop_signal is not None
+    assert uvicorn.stop_signal.value == "INT"
+    assert any("secrets/app.env" in str(n) for n in result.notes)

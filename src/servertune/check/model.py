@@ -200,6 +200,7 @@ class Container:
         "ecs",
         "railway",
         "digitalocean",
+        "nomad",
     ] = "kubernetes"
     cpu_limit: Setting[float] | None = None
     cpu_request: Setting[float] | None = None

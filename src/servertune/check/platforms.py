@@ -94,6 +94,7 @@ __all__ = [
     "looks_like_platform",
     "procfile_web",
     "read_platform",
+    "seconds",
     "yaml_root",
 ]
 
@@ -863,6 +864,9 @@ def _seconds(value: object) -> float | None:
         return float(value)
     match = _DURATION.match(str(value))
     return float(match[1]) * _DURATION_S[match[2]] if match else None
+
+
+seconds = _seconds
 
 
 _SIZE = re.compile(r"\A\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*\Z", re.I)

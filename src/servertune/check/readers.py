@@ -502,6 +502,19 @@ def _is_copilot(path: Path, text: str) -> bool:
     return looks_like_copilot_manifest(path, text)
 
 
+def _nomad(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.nomad import read_nomad_job
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_nomad_job(path, text, env, follow_words))
+
+
+def _is_nomad(path: Path, text: str) -> bool:
+    from servertune.check.nomad import looks_like_nomad_job
+
+    return looks_like_nomad_job(path, text)
+
+
 def _is_railway(path: Path, text: str) -> bool:
     from servertune.check.railway import looks_like_railway
 
@@ -693,6 +706,7 @@ READERS: Sequence[Reader] = (
     Reader(
         "copilot", "an AWS Copilot service manifest (copilot/*/manifest.yml)", _is_copilot, _copilot
     ),
+    Reader("nomad", "a HashiCorp Nomad job file (*.nomad, *.nomad.hcl, HCL)", _is_nomad, _nomad),
     Reader("ecs", "an AWS ECS task definition (JSON, Terraform)", _is_ecs, _ecs),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("systemd", "a systemd unit (.service, .socket, .timer)", _is_systemd, _systemd),
