@@ -84,15 +84,19 @@ def read_copilot_manifest(
     for name, node in environments.items() if environments is not None else []:
         if any(node.get(key) is not None for key in ("image", "entrypoint", "command")):
             overrides.append((name, node))
+    images: list[Path] = []
     apps = [
         app
         for name, node in overrides
-        if (app := _service(path, root, name, node, env or {}, follow)) is not None
+        if (app := _service(path, root, name, node, env or {}, follow, images)) is not None
     ]
     if not apps:
+        ran = sorted({str(image) for image in images})
         raise NothingToCheck(
             f"{path}: the service's container starts no server check reads (gunicorn, uvicorn, "
-            "granian, uWSGI) from the files here: nothing to check"
+            "granian, uWSGI) from the files here"
+            + (f" (it runs the image of {', '.join(ran)}, whose own notes say more)" if ran else "")
+            + ": nothing to check"
         )
     return tuple(apps)
 
@@ -135,7 +139,10 @@ def _service(
     override: _Node | None,
     env: Mapping[str, str],
     follow: FollowWords | None,
+    images: list[Path],
 ) -> AppServer | None:
+    """The server the service (with `override`, an environment's) starts; the Dockerfile of
+    the image it runs is added to `images`."""
     from servertune.check.dockerfile import Image, container_words, find_server, read_image
     from servertune.check.images import image_named
     from servertune.check.platforms import command_server, dockerfile_image
@@ -172,6 +179,11 @@ def _service(
             )
     found: AppServer | None
     if image is not None:
+        images.append(
+            image.path.relative_to(workspace)
+            if image.path.is_relative_to(workspace)
+            else Path(image.path.name)
+        )
         first, rest = container_words(
             image,
             entrypoint if entrypoint is not None else image.entrypoint,
