@@ -300,9 +300,9 @@ def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
     tmp_path: Path,
 ) -> None:
     """Issue 44 §1: a walk names what it skips. A server's file no reader reads
-    (`hypercorn-logging.toml`, setting no key of Hypercorn's),
-    an application platform's spec (`.do/app.yaml`) and a Helm chart's values (`values.yaml`
-    beside its `templates/`) are named in the coverage summary; an env file's example with
+    (`hypercorn-logging.toml`, setting no key of Hypercorn's) and a Helm chart's values
+    (`values.yaml` beside its `templates/`) are named in the coverage summary; DigitalOcean's
+    app spec (`.do/app.yaml`) is read (a file kind since issue 44's platforms3 lane); an env file's example with
     several dotted parts (`env.oss.gh.example`) is read as an env file; a YAML of some other
     tool (`mkdocs.yml`, a `values.yaml` outside a chart) is not named. An nginx config all
     commented out is named as empty, not as a file of an unknown kind. A `hypercorn.toml` is
@@ -324,12 +324,12 @@ def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
     walk = discover(tmp_path)
     assert {p.relative_to(tmp_path).as_posix() for p in walk.unclaimed} == {
         "hypercorn-logging.toml",
-        ".do/app.yaml",
         "chart/values.yaml",
         "deployment/nginx.conf",
     }
     assert [p.relative_to(tmp_path).as_posix() for p in walk.empty] == ["deployment/nginx.conf"]
     assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
+        ".do/app.yaml",
         "hosting/env.oss.gh.example",
         "hypercorn.toml",
     }

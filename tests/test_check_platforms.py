@@ -371,3 +371,132 @@ def test_railway_start_command_replaces_the_image_entrypoint_and_railpack_runs_a
     assert box.replicas.value == 2
     assert box.grace_period_s is not None
     assert (box.grace_period_s.value, box.grace_period_s.at.line) == (15.0, 7)
+
+
+def test_digitalocean_app_spec_services_run_their_command_dockerfile_or_procfile(
+    tmp_path: Path,
+) -> None:
+    """A DigitalOcean App Platform spec (`.do/app.yaml`; `.do/deploy.template.yaml` under
+    `spec:`; any YAML whose `services:` carry App Platform's keys) starts each service's
+    `run_command` in its `source_dir`, else the image of its `dockerfile_path`, else the
+    Procfile's web line; `envs` at run time, PORT its `http_port` (8080 by default), and
+    `termination.grace_period_seconds` (120 s by default) before SIGKILL."""
+    write(
+        tmp_path,
+        {
+            "a/.do/app.yaml": "name: shop\nservices:\n- name: api\n  source_dir: backend\n"
+            "  environment_slug: python\n  instance_count: 2\n"
+            "  run_command: gunicorn -w 3 shop.wsgi\n"
+            "  envs:\n  - key: WEB_CONCURRENCY\n    value: '4'\n    scope: RUN_TIME\n"
+            "  termination:\n    grace_period_seconds: 40\n",
+            "b/.do/deploy.template.yaml": "spec:\n  name: b\n  services:\n  - name: web\n"
+            "    dockerfile_path: docker/Dockerfile\n    http_port: 9000\n",
+            "b/docker/Dockerfile": 'FROM python:3.12\nCMD ["uvicorn", "app:app", "--port", '
+            '"9000"]\n',
+            "c/app.spec.yaml": "services:\n- name: site\n  environment_slug: python\n",
+            "c/Procfile": "web: granian --interface asgi app:app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    apps = {
+        a.kind: a for a in result.apps if a.container and a.container.platform == "digitalocean"
+    }
+    assert sorted(apps) == ["granian", "gunicorn", "uvicorn"]
+    box = apps["gunicorn"].container
+    assert box is not None
+    assert box.replicas is not None
+    assert box.replicas.value == 2
+    assert box.grace_period_s is not None
+    assert (box.grace_period_s.value, box.grace_period_s.default) == (40.0, False)
+    web = apps["uvicorn"].container
+    assert web is not None
+    assert web.grace_period_s is not None
+    assert (web.grace_period_s.value, web.grace_period_s.default) == (120.0, True)
+
+
+def test_copilot_manifest_runs_its_image_with_entrypoint_and_command_as_ecs_does(
+    tmp_path: Path,
+) -> None:
+    """An AWS Copilot service manifest (`copilot/<svc>/manifest.yml` with a service `type:`)
+    starts the image `image.build` builds (paths from the workspace root), its `command`
+    (a string split into words) in place of the image's CMD, ENTRYPOINT kept, under its
+    `variables`, with ECS's 30 s stop timeout by default; an environment overriding the
+    command is its own launch; a registry `image.location` no Dockerfile here builds is not
+    followed, said so."""
+    write(
+        tmp_path,
+        {
+            "copilot/api/manifest.yml": "name: api\ntype: Load Balanced Web Service\n"
+            "image:\n  build: services/api/Dockerfile\n  port: 8000\n"
+            "command: gunicorn -w 3 -b 0.0.0.0:8000 shop.wsgi\n"
+            "variables:\n  LOG_LEVEL: info\ncount: 2\n"
+            "environments:\n  prod:\n    command: gunicorn -w 9 -b 0.0.0.0:8000 shop.wsgi\n",
+            "services/api/Dockerfile": 'FROM python:3.12\nENTRYPOINT ["/usr/bin/env"]\n'
+            'CMD ["python", "-m", "http.server"]\n',
+            "copilot/other/manifest.yml": "name: other\ntype: Backend Service\n"
+            "image:\n  location: public.ecr.aws/acme/unknown:latest\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    gunicorns = sorted(
+        (a for a in result.apps if a.kind == "gunicorn" and a.container is not None),
+        key=lambda a: a.workers.value,
+    )
+    assert [a.workers.value for a in gunicorns] == [3, 9]
+    box = gunicorns[0].container
+    assert box is not None
+    assert box.name == "api"
+    assert box.grace_period_s is not None
+    assert (box.grace_period_s.value, box.grace_period_s.default) == (30.0, True)
+    assert box.replicas is not None
+    assert box.replicas.value == 2
+    assert any(
+        "not followed" in str(e) and "public.ecr.aws/acme/unknown" in str(e)
+        for e in (*result.errors, *result.notes)
+    )
+
+
+def test_nomad_job_tasks_start_their_docker_image_or_exec_command(tmp_path: Path) -> None:
+    """A Nomad job file (`*.nomad`, `*.nomad.hcl`, `.hcl` with `job "x" {`) starts each task:
+    a `docker` task the image its `config.image` names (tied to a Dockerfile here) with
+    `command` + `args` in place of its CMD, an `exec` task its `command` + `args` as written;
+    `env { }` is the environment, `kill_timeout` (5 s by default) the stop grace, SIGINT the
+    exec drivers' signal, the group's `count` the instances; a `template` block's rendered
+    file is not followed, said so."""
+    write(
+        tmp_path,
+        {
+            "deploy/shop.nomad": 'job "shop" {\n  group "web" {\n    count = 3\n'
+            '    task "api" {\n      driver = "docker"\n      kill_timeout = "20s"\n'
+            '      config {\n        image = "shop:latest"\n        command = "gunicorn"\n'
+            '        args = ["-w", "4", "-b", "0.0.0.0:8000", "shop.wsgi"]\n      }\n'
+            '      env {\n        LOG_LEVEL = "info"\n      }\n'
+            '      template {\n        data = <<EOF\nSECRET={{ key "x" }}\nEOF\n'
+            '        destination = "secrets/app.env"\n      }\n    }\n  }\n'
+            '  group "jobs" {\n    task "asgi" {\n      driver = "exec"\n'
+            '      config {\n        command = "uvicorn"\n'
+            '        args = ["app:app", "--port", "9000"]\n      }\n    }\n  }\n}\n',
+            "compose.yaml": "services:\n  builder:\n    build: .\n    image: shop:latest\n"
+            "    command: ['true']\n",
+            "Dockerfile": 'FROM python:3.12\nCMD ["python", "-m", "http.server"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    apps = {a.kind: a for a in result.apps if a.container and a.container.platform == "nomad"}
+    assert sorted(apps) == ["gunicorn", "uvicorn"]
+    gunicorn = apps["gunicorn"]
+    assert gunicorn.workers.value == 4
+    box = gunicorn.container
+    assert box is not None
+    assert box.grace_period_s is not None
+    assert (box.grace_period_s.value, box.grace_period_s.default) == (20.0, False)
+    assert box.replicas is not None
+    assert box.replicas.value == 3
+    uvicorn = apps["uvicorn"]
+    assert uvicorn.container is not None
+    assert uvicorn.container.grace_period_s is not None
+    assert uvicorn.container.grace_period_s.value == 5.0
+    assert uvicorn.stop_signal is not None
+    assert uvicorn.stop_signal.value == "INT"
+    assert any("secrets/app.env" in str(n) for n in result.notes)

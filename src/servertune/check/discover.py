@@ -32,6 +32,7 @@ from servertune.check.envfile import env_named
 from servertune.check.heroku_nginx import is_buildpack_config
 from servertune.check.justfile import looks_like_justfile
 from servertune.check.model import CheckInputError
+from servertune.check.nomad import looks_like_nomad_job, nomad_template_line
 from servertune.check.readers import NGINX_DIRECTORIES
 from servertune.check.template_markers import SHEBANG, placeholder_line, template_line
 from servertune.check.vendored import VENDORED_DIRECTORIES, named_in_vendored
@@ -309,6 +310,9 @@ def _candidate(path: Path) -> bool:
         # An NGINX Unit config (`nginx-unit.json`; the unit image applies the JSON files of
         # /docker-entrypoint.d/): its content decides (`_claims`).
         return True
+    if suffix in (".nomad", ".hcl"):
+        # A Nomad job file (`api.nomad`, `deploy/web.nomad.hcl`): its `job "x" {` decides.
+        return True
     if suffix == ".tf" or (suffix == ".json" and re.search(r"task|ecs|container", name)):
         # Terraform, an ECS task definition's JSON (`task-definition.json`): the content
         # decides (`_claims`: `aws_ecs_task_definition`, `containerDefinitions`).
@@ -521,6 +525,8 @@ def _sort(root: Path, item: Path, found: _Found) -> None:
         line = placeholder_line(text)  # whole YAML lines a script renders in
     if line is not None and is_buildpack_config(item):
         line = None  # its ERB is read as unknown values (`heroku_nginx`), not skipped
+    if line is not None and looks_like_nomad_job(item, text):
+        line = nomad_template_line(text)  # its `template` blocks' data Nomad renders
     if line is not None and looks_like_justfile(item, text):
         line = None  # `{{ name }}` is just's own interpolation (`justfile`), not Jinja
     if line is not None and _candidate_kind_known(item, text):

@@ -43,7 +43,14 @@ from servertune.check.model import (
     note,
 )
 
-__all__ = ["ECS_STOP_TIMEOUT_S", "looks_like_task_definition", "read_task_definitions"]
+__all__ = [
+    "ECS_STOP_TIMEOUT_S",
+    "HclExpression",
+    "HclObject",
+    "looks_like_task_definition",
+    "read_hcl",
+    "read_task_definitions",
+]
 
 #: ECS: seconds between SIGTERM and SIGKILL when a container sets no `stopTimeout`.
 ECS_STOP_TIMEOUT_S = 30.0
@@ -81,11 +88,13 @@ class _Expression:
 
 
 class _Object(dict[str, object]):
-    """An object, with the line each key is written on."""
+    """An object, with the line each key is written on, and its HCL blocks in order (`task
+    "web" { ... }`: its type, labels and body; one without labels is also its key's value)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.lines: dict[str, int] = {}
+        self.blocks: list[tuple[str, tuple[str, ...], _Object]] = []
 
 
 class _Parser:
@@ -105,6 +114,9 @@ class _Parser:
             elif self.text.startswith(("#", "//"), self.at):
                 end = self.text.find("\n", self.at)
                 self.at = len(self.text) if end < 0 else end
+            elif self.text.startswith("/*", self.at):
+                end = self.text.find("*/", self.at)
+                self.at = len(self.text) if end < 0 else end + 2
             else:
                 return
 
@@ -121,6 +133,15 @@ class _Parser:
             return self._object()
         if char == '"':
             return self._string()
+        heredoc = _HEREDOC.match(self.text, self.at)
+        if heredoc is not None:  # HCL's `<<EOF ... EOF`: its lines as one string
+            end = re.compile(rf"^[ \t]*{heredoc.group(1)}[ \t]*$", re.M).search(
+                self.text, heredoc.end()
+            )
+            if end is None:
+                raise CheckInputError("unclosed heredoc")
+            self.at = end.end()
+            return self.text[heredoc.end() : end.start()]
         return self._bare()
 
     def _more(self, close: str) -> bool:
@@ -145,6 +166,16 @@ class _Parser:
                     raise CheckInputError(f"line {line}: an object key expected")
                 key, self.at = match.group(), match.end()
             self.skip(newlines=False)
+            labels: list[str] = []
+            while self.text.startswith('"', self.at):
+                labels.append(self._string())
+                self.skip(newlines=False)
+            if self.text.startswith("{", self.at):  # an HCL block: `config { ... }`
+                block = self._object()
+                found.blocks.append((key, tuple(labels), block))
+                if not labels:
+                    found[key], found.lines[key] = block, line
+                continue
             if self.text[self.at : self.at + 1] not in ("=", ":"):
                 raise CheckInputError(f"line {line}: a key without `=` or `:`")
             self.at += 1
@@ -195,6 +226,18 @@ class _Parser:
 
 def _parse(text: str, start: int = 0) -> object:
     return _Parser(text, start).value()
+
+
+def read_hcl(text: str) -> _Object:
+    """A whole HCL file (Nomad's job file): its top level's attributes and blocks."""
+    root = _parse("{" + text + "\n}")
+    assert isinstance(root, _Object)
+    return root
+
+
+#: For readers of other HCL files: a value known only when the tool runs, and an object.
+HclExpression = _Expression
+HclObject = _Object
 
 
 # --- where the containers are written -------------------------------------------------------

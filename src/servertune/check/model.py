@@ -200,6 +200,8 @@ class Container:
         "appengine",
         "ecs",
         "railway",
+        "digitalocean",
+        "nomad",
     ] = "kubernetes"
     cpu_limit: Setting[float] | None = None
     cpu_request: Setting[float] | None = None

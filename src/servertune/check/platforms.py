@@ -89,12 +89,18 @@ __all__ = [
     "CLOUDFOUNDRY_STOP_GRACE_S",
     "command_server",
     "dockerfile_image",
+    "image_server",
     "in_platform",
     "looks_like_platform",
+    "procfile_web",
     "read_platform",
+    "seconds",
+    "yaml_root",
 ]
 
-Platform = Literal["fly", "render", "heroku", "cloudfoundry", "appengine", "railway"]
+Platform = Literal[
+    "fly", "render", "heroku", "cloudfoundry", "appengine", "railway", "digitalocean"
+]
 
 #: Fly.io: `kill_timeout` 5 s and `kill_signal` SIGINT when fly.toml sets none.
 FLY_KILL_TIMEOUT_S = 5.0
@@ -137,6 +143,15 @@ _WORDS: dict[Platform, PlatformWords] = {
         "drainingSeconds = {}",
         "https://docs.railway.com/guides/deployment-teardown (draining time: seconds between "
         "SIGTERM and SIGKILL)",
+    ),
+    "digitalocean": PlatformWords(
+        "DigitalOcean App Platform",
+        "termination.grace_period_seconds",
+        "grace_period_seconds: {} (under termination:)",
+        "https://docs.digitalocean.com/products/app-platform/how-to/configure-termination "
+        "(grace_period_seconds: seconds between SIGTERM and SIGKILL, 120 by default)",
+        "instance_size_slug",
+        "instance_size_slug",
     ),
 }
 
@@ -318,6 +333,10 @@ def _image(
     return _in_image(path, image, cmd, env, env_at, shell)
 
 
+#: For other modules' platform readers: the server of an image a Dockerfile builds.
+image_server = _image
+
+
 def _named_image(
     path: Path,
     reference: str,
@@ -385,6 +404,9 @@ def _procfile_web(
     except NothingToCheck:
         return None
     return next((app for name, app in entries if name == "web"), None)
+
+
+procfile_web = _procfile_web
 
 
 def _in_container(
@@ -844,6 +866,9 @@ def _seconds(value: object) -> float | None:
     return float(match[1]) * _DURATION_S[match[2]] if match else None
 
 
+seconds = _seconds
+
+
 _SIZE = re.compile(r"\A\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*\Z", re.I)
 _SIZE_MB = {"": 1.0, "k": 1 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0 * 1024}
 
@@ -864,6 +889,9 @@ def _yaml_root(path: Path, text: str) -> _Node:
     if not documents:
         raise CheckInputError(f"{path}: empty")
     return documents[0]
+
+
+yaml_root = _yaml_root
 
 
 def _text(node: _Node | None) -> str | None:

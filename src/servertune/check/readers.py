@@ -462,6 +462,45 @@ def _is_s2i(path: Path, text: str) -> bool:
     return looks_like_s2i_environment(path, text)
 
 
+def _digitalocean(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.digitalocean import read_app_spec
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_app_spec(path, text, env, follow_words))
+
+
+def _is_digitalocean(path: Path, text: str) -> bool:
+    from servertune.check.digitalocean import looks_like_app_spec
+
+    return looks_like_app_spec(path, text)
+
+
+def _copilot(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.copilot import read_copilot_manifest
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_copilot_manifest(path, text, env, follow_words))
+
+
+def _is_copilot(path: Path, text: str) -> bool:
+    from servertune.check.copilot import looks_like_copilot_manifest
+
+    return looks_like_copilot_manifest(path, text)
+
+
+def _nomad(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.nomad import read_nomad_job
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_nomad_job(path, text, env, follow_words))
+
+
+def _is_nomad(path: Path, text: str) -> bool:
+    from servertune.check.nomad import looks_like_nomad_job
+
+    return looks_like_nomad_job(path, text)
+
+
 def _is_railway(path: Path, text: str) -> bool:
     from servertune.check.railway import looks_like_railway
 
@@ -643,7 +682,17 @@ READERS: Sequence[Reader] = (
         _is_platform,
         _platform,
     ),
+    Reader(
+        "digitalocean",
+        "a DigitalOcean App Platform app spec (.do/app.yaml, YAML)",
+        _is_digitalocean,
+        _digitalocean,
+    ),
     Reader("railway", "Railway's config (railway.toml, railway.json)", _is_railway, _railway),
+    Reader(
+        "copilot", "an AWS Copilot service manifest (copilot/*/manifest.yml)", _is_copilot, _copilot
+    ),
+    Reader("nomad", "a HashiCorp Nomad job file (*.nomad, *.nomad.hcl, HCL)", _is_nomad, _nomad),
     Reader("ecs", "an AWS ECS task definition (JSON, Terraform)", _is_ecs, _ecs),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("systemd", "a systemd unit (.service, .socket, .timer)", _is_systemd, _systemd),
