@@ -248,6 +248,10 @@ class Launch:
     #: the config nginx serves, the nearest first; () for a front its own file writes. A
     #: snippet two sites include is two fronts at one line, one per site.
     included_from: tuple[tuple[Location, ...], ...] = ()
+    #: Why a server config read on its own is no launch of this repository, said in place of
+    #: its sizing (`servertune.check.unstarted.unused_launches`): "unused: no launch here names
+    #: it", or "not followed: ..." when a step check could not follow may start it; "" else.
+    unused: str = ""
 
 
 def launches(
@@ -322,6 +326,12 @@ def describe(launch: Launch) -> str:
             f"{s} (branch assumed: line {branch.line} `{test}`)" if at.file == branch.file else s
             for s, at in zip(steps, launch.chain, strict=True)
         ]
+    if launch.unused:
+        # Nothing here runs it: its counts and address size nothing.
+        fronts = ", ".join(_front_text(launch, index) for index in range(len(launch.fronts)))
+        return " -> ".join([*steps, f"{app.kind}: {launch.unused}"]) + (
+            f"; passed to by {fronts}" if fronts else ""
+        )
     sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
     # A count the files write but check could not work out is no count (`AppServer.unknown`).
     workers, threads = ("?" if f in app.unknown else "" for f in ("workers", "threads"))
@@ -403,4 +413,5 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         }
         if app.assumed_branch is not None
         else None,
+        "unused": launch.unused or None,
     }
