@@ -22,7 +22,14 @@ from servertune.check.chain import BalancerLink, Link
 from servertune.check.development import development_reason, production_evidence
 from servertune.check.model import ASSUMED_UNSET, UNCALLED, AppServer, Location, Note, Setting
 
-__all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
+__all__ = [
+    "Launch",
+    "chain_files",
+    "launches",
+    "named_as_config",
+    "one_reading_each",
+    "without_false_starts",
+]
 
 #: The order a launch goes through files, by the kind of file: the platform (compose,
 #: Kubernetes, Procfile, supervisord), the image, the scripts, the server's own config.
@@ -42,6 +49,12 @@ def _rank(path: Path) -> int:
     if path.suffix in (".py", ".ini", ".toml", ".xml"):
         return _CONFIG
     return _SCRIPT
+
+
+def named_as_config(path: Path) -> bool:
+    """Whether `path` is named as a server's own config (`uwsgi.ini`, `hypercorn.toml`,
+    `gunicorn.conf.py`), not a platform file, an image or a script that starts a server."""
+    return _rank(path) == _CONFIG
 
 
 def _locations(app: AppServer) -> list[Location]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from servertune.check.commands import is_dockerfile
 from servertune.check.development import development_reason
 from servertune.check.examples import named_as_example
-from servertune.check.graph import Launch, chain_files
+from servertune.check.graph import Launch, chain_files, named_as_config
 from servertune.check.model import AppServer, Finding, Location, Note, Severity
 
 __all__ = ["unstarted_capped", "unused_launches", "unused_reasons"]
@@ -153,7 +153,7 @@ def _reason(
 def unused_reasons(
     apps: Sequence[AppServer], notes: Sequence[Note], files: Sequence[Path]
 ) -> dict[str, str]:
-    """For each server config of a walked tree that no launch followed from a starter reaches
+    """For each server config (no script) of a walked tree that no launch followed from a starter reaches
     (by resolved path), why it is no launch: "unused: no launch here names it" or "not
     followed: ..." (`_reason`). Empty when no launch outside development is followed: then the
     configs are what the tree deploys."""
@@ -161,7 +161,12 @@ def unused_reasons(
     if _deployed_launch(apps) is None:
         return {}
     alone = _alone(apps, started, notes)
-    return {key: _reason(path, apps, notes, files) for key, path in alone.items()}
+    # A script nothing runs is said by its own rules (`entrypoint-without-exec-unlaunched`).
+    return {
+        key: _reason(path, apps, notes, files)
+        for key, path in alone.items()
+        if named_as_config(path)
+    }
 
 
 def unused_launches(
