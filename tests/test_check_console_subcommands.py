@@ -85,3 +85,55 @@ def test_a_console_script_under_a_venvs_bin_is_the_console_script(tmp_path: Path
     )
     result = check_folder(tmp_path)
     assert [s.value for app in result.apps for s in app.sockets] == ["0.0.0.0:8000"]
+
+
+ARGPARSE_CLI = """\
+import argparse
+
+import uvicorn
+
+
+def serve(args):
+    uvicorn.run("shop.main:app", host=args.host, port=args.port)
+
+
+def migrate(args):
+    run_migrations()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-c", "--config")
+    sub = parser.add_subparsers()
+    web = sub.add_parser("serve")
+    web.add_argument("--port", type=int, default=8000)
+    web.set_defaults(func=serve)
+    sub.add_parser("migrate").set_defaults(func=migrate)
+    args = parser.parse_args()
+    args.func(args)
+"""
+
+
+def _argparse_project(root: Path, command: str) -> CheckResult:
+    (root / "src" / "shop").mkdir(parents=True)
+    (root / "src" / "shop" / "cli.py").write_text(ARGPARSE_CLI)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "shop"\n[project.scripts]\nshop = "shop.cli:main"\n'
+    )
+    (root / "Dockerfile").write_text(f"FROM python:3.12\nWORKDIR /app\nCOPY . .\nCMD {command}\n")
+    return check_folder(root)
+
+
+def test_an_argparse_subcommand_runs_the_function_its_parser_names(tmp_path: Path) -> None:
+    """A console script whose main dispatches argparse subparsers (`set_defaults(func=serve)`,
+    then `args.func(args)`; the pattern of CentOS/duffy's `duffy -c FILE serve`): `shop -c
+    x.yaml serve --port 8000` is the uvicorn its `serve` function runs, while `shop -c x.yaml
+    migrate` runs `migrate`, which starts none: never the uvicorn of another subcommand (a
+    false link), but a launcher not followed."""
+    served = _argparse_project(
+        tmp_path / "a", '["shop", "-c", "x.yaml", "serve", "--port", "8000"]'
+    )
+    assert [app.kind for app in served.apps] == ["uvicorn"]
+    migrated = _argparse_project(tmp_path / "b", '["shop", "-c", "x.yaml", "migrate"]')
+    assert migrated.apps == ()
+    assert [n.kind for n in migrated.notes if n.kind == "not-followed"] == ["not-followed"]

@@ -173,3 +173,21 @@ def test_a_container_image_or_a_task_queue_is_no_app(tmp_path: Path) -> None:
     assert [n.kind for n in check_files([script], machine=MACHINE, env={}).notes] == [
         "starts-no-server"
     ]
+
+
+def test_a_serve_subcommand_after_a_variable_of_options_is_a_launcher(tmp_path: Path) -> None:
+    """CentOS/duffy's ansible unit: `ExecStart=/opt/venv/bin/duffy $DUFFY_OPTS serve
+    $DUFFY_APP_OPTS`, the options in a variable the host's EnvironmentFile sets: the lone
+    variable before `serve` is options (or nothing), so `serve` is still the subcommand and the
+    line is not followed (a launcher), never "starts no server"; its `worker` subcommand after
+    the same variable still starts none."""
+    unit = tmp_path / "app.service"
+    unit.write_text("[Service]\nExecStart=/opt/venv/bin/duffy $DUFFY_OPTS serve $DUFFY_APP_OPTS\n")
+    result = check_files([unit], machine=MACHINE, env={})
+    kinds = [(n.kind, n.message) for n in result.notes if n.kind != "unresolved-variable"]
+    assert [k for k, _ in kinds] == ["not-followed"], kinds
+    assert "its subcommand 'serve' starts a server" in kinds[0][1]
+    other = tmp_path / "other.service"
+    other.write_text("[Service]\nExecStart=/opt/venv/bin/duffy $DUFFY_OPTS worker -B\n")
+    result = check_files([other], machine=MACHINE, env={})
+    assert [n.kind for n in result.notes if n.kind != "unresolved-variable"] == ["starts-no-server"]

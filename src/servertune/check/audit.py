@@ -379,7 +379,7 @@ def check_files(
         development_servers=_taken(notes, DEVELOPMENT_SERVER_DEPLOYED),
     )
     files = _files_read(reading, apps, paths, errors, notes)
-    findings = _known(_findings(context, notes, traffic), discovered)
+    findings = _known(_findings(context, notes, traffic, paths), discovered)
     walks = _templates_read(discovered, files, apps)
     notes += _walk_notes(walks, notes) + unreached_servers(files, apps, notes, walks)
     files = _over_budget_late(late, files, notes, errors, walked=bool(discovered))
@@ -903,7 +903,9 @@ def _known(findings: Sequence[Finding], discovered: Sequence[Discovery]) -> list
     ]
 
 
-def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> list[Finding]:
+def _findings(
+    context: Context, notes: list[Note], traffic: Traffic | None, paths: Sequence[Path]
+) -> list[Finding]:
     """Every rule's findings, each once; the coverage rules' findings become `notes`, with
     the entrypoints' server arms no file here chooses (`unchosen_arms`)."""
     notes += unchosen_arm_notes(context.apps)
@@ -928,7 +930,7 @@ def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> l
         findings = one_fix_per_line([*findings, *traffic_findings(context, traffic)])
         findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
     if context.walked:  # a file the user names is theirs to judge, started or not
-        findings = unstarted_capped(findings, [*context.apps, *context.set_aside], notes)
+        findings = unstarted_capped(findings, [*context.apps, *context.set_aside], notes, paths)
     return findings
 
 

@@ -9,6 +9,12 @@ command is chosen here from the words, as click chooses it: the first word that 
 option (nor an option's value) names a command of the group, by its declared name or its
 function's name with `_` as `-` (click 8). A command group may hold groups (`@cli.group()`),
 chosen the same way down to a command. No word naming a command runs none of them.
+
+argparse's subcommands are chosen the same way: each `sub.add_parser("serve")` whose
+`set_defaults(func=serve)` names a function of the module is a command running that function
+(the dispatch argparse's docs show, `args.func(args)`); the first word that is not an option
+nor an option's value names it. A parser whose function is not named so (a dispatch on
+`args.command`) leaves the script read as written.
 """
 
 from __future__ import annotations
@@ -81,11 +87,74 @@ def _is_group(tree: ast.Module, entry: str) -> bool:
     return False
 
 
+def _argparse_commands(tree: ast.Module) -> dict[str, str | None]:
+    """Each argparse subcommand the module declares (`sub.add_parser("serve")`), with the
+    module's function its `set_defaults(func=...)` names, or None when none is named."""
+    functions = {
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    parsers: dict[str, str] = {}  # the name a parser is bound to -> its command
+    commands: dict[str, str | None] = {}
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            name = _parser_name(node.value)
+            for target in node.targets:
+                if name is not None and isinstance(target, ast.Name):
+                    parsers[target.id] = name
+    for call in calls:
+        name = _parser_name(call)
+        if name is not None:
+            commands.setdefault(name, None)
+    for call in calls:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "set_defaults"):
+            continue
+        owner = func.value
+        name = parsers.get(owner.id) if isinstance(owner, ast.Name) else None
+        name = _parser_name(owner) if isinstance(owner, ast.Call) else name
+        named = [k.value.id for k in call.keywords if isinstance(k.value, ast.Name)]
+        handler = next((n for n in named if n in functions), None)
+        if name is not None and handler is not None:
+            commands[name] = handler
+    return commands
+
+
+def _parser_name(call: ast.Call) -> str | None:
+    """ "serve" of `sub.add_parser("serve", ...)`; None for any other call."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "add_parser" and call.args):
+        return None
+    first = call.args[0]
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
+def _argparse_chosen(tree: ast.Module, argv: Sequence[str]) -> Chosen | None:
+    """The argparse subcommand `argv` runs (`Chosen.function` None when the word names none
+    of them); None when the module has no subcommand whose function it names."""
+    commands = _argparse_commands(tree)
+    named = {name: f for name, f in commands.items() if f is not None}
+    if not named:
+        return None
+    words = list(argv)
+    index = _command_word(words, dict.fromkeys(commands, ""))
+    every = frozenset(named.values())
+    if index < len(words) and words[index] in commands:
+        function = commands[words[index]]
+        if function is None:
+            return None  # dispatched by its name in code: read as written
+        return Chosen(function, words[index + 1 :], every - {function})
+    unknown = words[index] if index < len(words) and "$" in words[index] else None
+    return Chosen(None, [], every, unknown)
+
+
 def chosen_command(tree: ast.Module, entry: str | None, argv: Sequence[str]) -> Chosen | None:
     """The command the words `argv` run when `entry` is a group of commands; None when it
     is not one (a plain function: every word is its own)."""
-    if entry is None or not _is_group(tree, entry):
+    if entry is None:
         return None
+    if not _is_group(tree, entry):
+        return _argparse_chosen(tree, argv)
     commands: dict[str, dict[str, str]] = {}
     groups: set[str] = set()
     for node in tree.body:

@@ -22,7 +22,14 @@ from servertune.check.chain import BalancerLink, Link
 from servertune.check.development import development_reason, production_evidence
 from servertune.check.model import ASSUMED_UNSET, UNCALLED, AppServer, Location, Note, Setting
 
-__all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
+__all__ = [
+    "Launch",
+    "chain_files",
+    "launches",
+    "named_as_config",
+    "one_reading_each",
+    "without_false_starts",
+]
 
 #: The order a launch goes through files, by the kind of file: the platform (compose,
 #: Kubernetes, Procfile, supervisord), the image, the scripts, the server's own config.
@@ -42,6 +49,12 @@ def _rank(path: Path) -> int:
     if path.suffix in (".py", ".ini", ".toml", ".xml"):
         return _CONFIG
     return _SCRIPT
+
+
+def named_as_config(path: Path) -> bool:
+    """Whether `path` is named as a server's own config (`uwsgi.ini`, `hypercorn.toml`,
+    `gunicorn.conf.py`), not a platform file, an image or a script that starts a server."""
+    return _rank(path) == _CONFIG
 
 
 def _locations(app: AppServer) -> list[Location]:
@@ -248,6 +261,10 @@ class Launch:
     #: the config nginx serves, the nearest first; () for a front its own file writes. A
     #: snippet two sites include is two fronts at one line, one per site.
     included_from: tuple[tuple[Location, ...], ...] = ()
+    #: Why a server config read on its own is no launch of this repository, said in place of
+    #: its sizing (`servertune.check.unstarted.unused_launches`): "unused: no launch here names
+    #: it", or "not followed: ..." when a step check could not follow may start it; "" else.
+    unused: str = ""
 
 
 def launches(
@@ -322,6 +339,12 @@ def describe(launch: Launch) -> str:
             f"{s} (branch assumed: line {branch.line} `{test}`)" if at.file == branch.file else s
             for s, at in zip(steps, launch.chain, strict=True)
         ]
+    if launch.unused:
+        # Nothing here runs it: its counts and address size nothing.
+        fronts = ", ".join(_front_text(launch, index) for index in range(len(launch.fronts)))
+        return " -> ".join([*steps, f"{app.kind}: {launch.unused}"]) + (
+            f"; passed to by {fronts}" if fronts else ""
+        )
     sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
     # A count the files write but check could not work out is no count (`AppServer.unknown`).
     workers, threads = ("?" if f in app.unknown else "" for f in ("workers", "threads"))
@@ -403,4 +426,5 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         }
         if app.assumed_branch is not None
         else None,
+        "unused": launch.unused or None,
     }

@@ -9,10 +9,11 @@ from typing import Any
 from servertune import __version__
 from servertune.check.audit import CheckResult
 from servertune.check.catalog import catalog
-from servertune.check.graph import describe, launch_json, launches
+from servertune.check.graph import Launch, describe, launch_json, launches
 from servertune.check.ignored import Suppressed
 from servertune.check.model import Finding, Location, Note, Severity
 from servertune.check.rules import RULES
+from servertune.check.unstarted import unused_launches
 
 __all__ = ["FORMATS", "format_json", "format_sarif", "format_text"]
 
@@ -102,6 +103,15 @@ def _ignored_text(result: CheckResult) -> list[str]:
     return lines
 
 
+def _launches(result: CheckResult) -> list[Launch]:
+    """The launch graph; in a walked folder, each server config nothing followed here starts
+    said as unused or not followed, instead of as a launch of its own."""
+    found = launches(result.apps, result.links, result.balancer_links)
+    if not result.discovered:
+        return found
+    return unused_launches(found, result.apps, result.notes, result.files)
+
+
 def _no_server(result: CheckResult) -> str:
     """The launch graph's line when no launch was linked: none found, or none followed."""
     stopped = sum(n.kind == "not-followed" for n in result.notes)
@@ -117,9 +127,7 @@ def _graph_text(result: CheckResult) -> list[str]:
     """What starts each server and what fronts it; which env files are loaded; what each walk
     read and skipped."""
     lines = ["how the servers start (launch graph):"]
-    lines += [
-        f"  {describe(one)}" for one in launches(result.apps, result.links, result.balancer_links)
-    ] or [_no_server(result)]
+    lines += [f"  {describe(one)}" for one in _launches(result)] or [_no_server(result)]
     lines += [f"  {n.message}" for n in result.notes if n.kind == "development-launch"]
     for path, loaders in result.env_files:
         by = ", ".join(str(p) for p in loaders) or "nothing found here"
@@ -166,9 +174,7 @@ def _walks_json(result: CheckResult) -> list[dict[str, Any]]:
 def _graph_json(result: CheckResult) -> dict[str, Any]:
     """The launch graph, env files and walks, the same in JSON and in SARIF's properties."""
     return {
-        "launches": [
-            launch_json(one) for one in launches(result.apps, result.links, result.balancer_links)
-        ],
+        "launches": [launch_json(one) for one in _launches(result)],
         "env_files": [
             {"file": str(path), "loaded_by": [str(p) for p in by]} for path, by in result.env_files
         ],

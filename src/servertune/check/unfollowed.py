@@ -172,12 +172,22 @@ _SHELL_OWN = frozenset(
 _APP_OBJECT = re.compile(r"\A[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\(\))?\Z")
 
 
+#: A word that is one variable no file read set (`$DUFFY_OPTS`, `${OPTS}`): a unit's or script's
+#: options as the host sets them, or nothing; before a subcommand it is options, not the
+#: subcommand (CentOS/duffy's ansible unit: `duffy $DUFFY_OPTS serve $DUFFY_APP_OPTS`).
+_OPTIONS_VARIABLE = re.compile(r"\A\$(?:[A-Za-z_]\w*|\{[A-Za-z_]\w*\})\Z")
+
+
 def _first_positional(args: Sequence[Word], index: int) -> bool:
     """Whether `args[index]` is the command's first positional word: every word before it an
-    option or the value right after an option (`duffy -c /etc/duffy.yaml serve`: the value of
-    `-c`, then the subcommand); `tool serve` with a word before `serve` is not."""
+    option, the value right after an option (`duffy -c /etc/duffy.yaml serve`: the value of
+    `-c`, then the subcommand) or a lone variable of options (`duffy $OPTS serve`); `tool
+    serve` with a word before `serve` is not."""
     at = 0
     while at < index:
+        if _OPTIONS_VARIABLE.match(args[at].text):
+            at += 1  # `duffy $DUFFY_OPTS serve`: a variable of options, or nothing
+            continue
         if not args[at].text.startswith("-"):
             return False
         valued = "=" not in args[at].text and at + 1 < index

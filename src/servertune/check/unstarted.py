@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from servertune.check.commands import is_dockerfile
 from servertune.check.development import development_reason
 from servertune.check.examples import named_as_example
-from servertune.check.graph import chain_files
+from servertune.check.graph import Launch, chain_files, named_as_config
 from servertune.check.model import AppServer, Finding, Location, Note, Severity
 
-__all__ = ["unstarted_capped"]
+__all__ = ["unstarted_capped", "unused_launches", "unused_reasons"]
 
 
 def _key(path: Path) -> str:
@@ -99,13 +100,111 @@ def _why(finding: Finding, alone: dict[str, Path], by: Location | None) -> str |
     return None
 
 
+def _naming_line(name: str, files: Sequence[Path], own: set[str]) -> Location | None:
+    """The first line of a file read here, not one of `own`, that names the file `name`
+    (`UWSGI_INI=/app/uwsgi.ini` in an env file, `-c conf/gunicorn.py` in a script check did
+    not follow), outside comments and the COPY / ADD lines that only place it in an image."""
+    pattern = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])")
+    for file in dict.fromkeys(files):
+        if _key(file) in own:
+            continue
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            words = line.split()
+            if not words or words[0].startswith("#") or words[0].upper() in {"COPY", "ADD"}:
+                continue
+            if pattern.search(line):
+                return Location(file, number)
+    return None
+
+
+def _reason(
+    path: Path, apps: Sequence[AppServer], notes: Sequence[Note], files: Sequence[Path]
+) -> str:
+    """Why the server config `path`, which no launch followed here reaches, is not a launch:
+    unused when nothing names it; not followed when a launch may read it by default, a file
+    names it or a step check could not follow may start it."""
+    if path.name == "gunicorn.conf.py":
+        # A bare `gunicorn` reads ./gunicorn.conf.py from its working directory (the default
+        # of `-c`), a folder check may not have placed.
+        bare = next(
+            (a for a in apps if a.kind == "gunicorn" and _launched(a) and a.config_file is None),
+            None,
+        )
+        if bare is not None:
+            at = bare.container.at if bare.container is not None else bare.launched_by[0]
+            return (
+                f"not followed: {at} runs gunicorn without -c, which reads ./gunicorn.conf.py"
+                " from its working directory, and check did not place it there"
+            )
+    own = {_key(p) for a in apps for p in chain_files(a) if path in chain_files(a)}
+    named = _naming_line(path.name, files, own | {_key(path)})
+    if named is not None:
+        return f"not followed: {named} names it, in no step check followed to a launch"
+    stopped = next((n for n in notes if n.kind == "not-followed"), None)
+    if stopped is not None:
+        return f"not followed: {stopped.at} was not followed and may start it"
+    return "unused: no launch here names it"
+
+
+def unused_reasons(
+    apps: Sequence[AppServer], notes: Sequence[Note], files: Sequence[Path]
+) -> dict[str, str]:
+    """For each server config (no script) of a walked tree that no launch followed from a starter reaches
+    (by resolved path), why it is no launch: "unused: no launch here names it" or "not
+    followed: ..." (`_reason`). Empty when no launch outside development is followed: then the
+    configs are what the tree deploys."""
+    started = {_key(p) for a in apps if _launched(a) for p in chain_files(a)}
+    if _deployed_launch(apps) is None:
+        return {}
+    alone = _alone(apps, started, notes)
+    # A script nothing runs is said by its own rules (`entrypoint-without-exec-unlaunched`).
+    return {
+        key: _reason(path, apps, notes, files)
+        for key, path in alone.items()
+        if named_as_config(path)
+    }
+
+
+def unused_launches(
+    launches: Sequence[Launch],
+    apps: Sequence[AppServer],
+    notes: Sequence[Note],
+    files: Sequence[Path],
+) -> list[Launch]:
+    """`launches`, each server config nothing followed here starts marked with why
+    (`Launch.unused`): said so in the launch graph instead of as a launch of its own."""
+    reasons = unused_reasons(apps, notes, files)
+    marked: list[Launch] = []
+    for launch in launches:
+        keys = [_key(at.file) for at in launch.chain]
+        if _launched(launch.app) or not keys or not all(k in reasons for k in keys):
+            marked.append(launch)
+            continue
+        said = [reasons[k] for k in keys]
+        why = next((r for r in said if r.startswith("not followed")), said[0])
+        marked.append(dataclasses.replace(launch, unused=why))
+    return marked
+
+
 def unstarted_capped(
-    findings: Sequence[Finding], apps: Sequence[AppServer], notes: Sequence[Note]
+    findings: Sequence[Finding],
+    apps: Sequence[AppServer],
+    notes: Sequence[Note],
+    files: Sequence[Path] = (),
 ) -> list[Finding]:
     """`findings` of a walked tree whose launches are `apps` (development ones too), each one
-    in a file no launch starts lowered to `info`, saying why; the rest as they are."""
+    in a file no launch starts lowered to `info`, saying why; the rest as they are. servertune's
+    advice (a plan for a server that runs) on a config nothing here names is left out."""
     if not findings:
         return list(findings)
+    unused = {k for k, r in unused_reasons(apps, notes, files).items() if r.startswith("unused")}
+    findings = [
+        f for f in findings if not (f.severity == Severity.advice and _key(f.at.file) in unused)
+    ]
     started = {_key(p) for a in apps if _launched(a) for p in chain_files(a)}
     by = _deployed_launch(apps)
     alone = _alone(apps, started, notes) if by is not None else {}
