@@ -316,3 +316,45 @@ def test_the_default_idiom_gives_the_variable_its_default(tmp_path: Path) -> Non
     result = check_folder(root)
     assert [a.kind for a in result.apps] == ["uvicorn"]
     assert not [n for n in result.notes if n.kind == "not-followed"], result.notes
+
+
+def test_a_case_on_a_variable_nothing_sets_is_read_as_the_image_run_as_it_is(
+    tmp_path: Path,
+) -> None:
+    """A `case "$NAME" in` whose NAME neither the script nor the image's environment sets is
+    decided as an `if` on it is: with NAME unset, the arm matching "" runs (`*)` here), so
+    the command it sets is the one read, with the note that names NAME taken as unset and
+    the `case`'s line, not a `server-chosen` note that the files do not decide it; between
+    two server lines, the arm matching "" (`""|gunicorn)`) is the one read, though it is not
+    the last. Seen in a role switch (`case "$SERVICE_ROLE" in worker) ... *) ...`) of
+    entrypoint scripts (thunderbird/thunderbird-accounts has the `if` form)."""
+    root = _repository(
+        tmp_path / "value",
+        "#!/bin/bash\n"
+        'case "$SERVICE_ROLE" in\n'
+        '  worker) CMD="celery --app site worker" ;;\n'
+        '  *) CMD="uvicorn site.asgi:application --port 8087" ;;\n'
+        "esac\n"
+        "$CMD\n",
+    )
+    report = check_folder(root)
+    assert [(c, s) for c, s, _ in chains(report, root)] == [
+        (["Dockerfile:4", "docker/start.sh:6"], "uvicorn")
+    ]
+    (chosen,) = [n.message for n in report.notes if n.kind == "server-chosen"]
+    assert chosen.startswith("SERVICE_ROLE taken as unset")
+    assert "the `case` at line 2" in chosen
+
+    servers = _repository(
+        tmp_path / "servers",
+        "#!/bin/sh\n"
+        'case "$APP_SERVER" in\n'
+        '  ""|gunicorn) exec gunicorn -w 3 app:app ;;\n'
+        "  uvicorn) exec uvicorn app:app --workers 2 ;;\n"
+        "esac\n",
+    )
+    assert chains(check_folder(servers), servers) == [
+        (["Dockerfile:4", "docker/start.sh:3"], "gunicorn", 3)
+    ]
+    (note,) = _chosen(servers)
+    assert "when the variables no file here sets are unset" in note

@@ -939,6 +939,7 @@ def _read_all(
 ) -> tuple[Reading, list[FileError]]:
     """Every file's reading; a file that cannot be read is an error of its own and the rest are
     still read (as linters do: one template must not hide the other files' findings)."""
+    from servertune.check.build_targets import built_by_compose
     from servertune.check.config_maps import config_maps_of_run
     from servertune.check.front_start import fronts_of_run
     from servertune.check.images import images_of_run, read_images
@@ -960,6 +961,7 @@ def _read_all(
                 fronts_of_run(paths, images),
                 config_maps_of_run(paths),
                 written_by_scripts(paths),
+                built_by_compose(paths),
             ):
                 reading, errors = _read_each(paths, env, kind)
                 reading = dataclasses.replace(reading, apps=_scripts_in_images(reading.apps))

@@ -87,6 +87,7 @@ __all__ = [
     "MAX_EXPANDED_NODES",
     "builds_of",
     "declares_only_resources",
+    "dockerfiles_built",
     "included_files",
     "interpolate",
     "looks_like_compose",
@@ -759,10 +760,10 @@ def _parsed(path: Path, text: str) -> list[_Node]:
         return []
 
 
-def builds_of(path: Path, text: str) -> tuple[Build, ...]:
+def builds_of(path: Path, text: str, *, tagged: bool = True) -> tuple[Build, ...]:
     """The images the file's services build here and tag (`build:` with `image:`), each the
-    image that name runs elsewhere (`images.image_named`); () when the file does not parse
-    (its reading says why)."""
+    image that name runs elsewhere (`images.image_named`); without `tagged`, every build, an
+    untagged one's reference ""; () when the file does not parse (its reading says why)."""
     documents = _parsed(path, text)
     if not documents:
         return ()
@@ -780,12 +781,28 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
         for _, service in services.items():
             build, named = service.get("build"), service.get("image")
             reference = named.text() if named is not None else None
-            if build is None or not reference:
+            if build is None or (tagged and not reference):
                 continue
             built = _build(build, path)
             if built is not None:
-                found.append(Build(reference, *built))
+                found.append(Build(reference or "", *built))
     return tuple(found)
+
+
+def dockerfiles_built(paths: Sequence[Path]) -> frozenset[Path]:
+    """Every Dockerfile (resolved) a compose file among `paths` builds, tagged or not: the
+    launches of those are the compose services', whatever stage a build script targets."""
+
+    def built_by(path: Path) -> list[Path]:
+        try:
+            text = read_text(path)
+            if not looks_like_compose(path, text):
+                return []
+            return [b.dockerfile.resolve() for b in builds_of(path, text, tagged=False)]
+        except (CheckInputError, OSError):
+            return []
+
+    return frozenset(p for _, found in each_within_budget(paths, built_by) for p in found)
 
 
 def _no_arguments(command: object, entrypoint: object, image: Image | None) -> bool:

@@ -19,7 +19,14 @@ from pathlib import Path
 from servertune.check import memo
 from servertune.check.model import CheckInputError, Location
 
-__all__ = ["BuiltFrom", "built_from", "built_in_script", "dockerfiles_building"]
+__all__ = [
+    "BuiltFrom",
+    "build_file_text",
+    "build_files",
+    "built_from",
+    "built_in_script",
+    "dockerfiles_building",
+]
 
 #: The build files read, relative to the repository's root (CI workflows, bake files, the
 #: root Makefile): the files that build and tag images, not the ones that run them.
@@ -80,7 +87,7 @@ def built_from(image: str, root: Path) -> BuiltFrom | None:
     registry and tag, `acme/shop`), None when none of them names it, or they disagree."""
     found = {
         (b.dockerfile, b.target): b
-        for file in _build_files(root)
+        for file in build_files(root)
         for b in _builds_of(file, image, root)
         if b.alone
     }
@@ -92,7 +99,7 @@ def dockerfiles_building(image: str, root: Path) -> frozenset[Path]:
     do not say which one (`built_from` is None): a guess from the name outside them is
     contradicted by the files."""
     return frozenset(
-        b.dockerfile for file in _build_files(root) for b in _builds_of(file, image, root)
+        b.dockerfile for file in build_files(root) for b in _builds_of(file, image, root)
     )
 
 
@@ -104,7 +111,9 @@ def built_in_script(script: Path, image: str, root: Path) -> BuiltFrom | None:
     return found[-1] if found else None
 
 
-def _build_files(root: Path) -> list[Path]:
+def build_files(root: Path) -> list[Path]:
+    """The repository's build files (`_BUILD_FILES`, deploy scripts), listed once a run."""
+
     def listed() -> tuple[str, ...]:
         patterns = (*_BUILD_FILES, *_SCRIPTS)
         return tuple(
@@ -114,7 +123,7 @@ def _build_files(root: Path) -> list[Path]:
     return [Path(p) for p in memo.recall(memo.run_table("build files"), str(root), listed)]
 
 
-def _text(path: Path) -> str:
+def build_file_text(path: Path) -> str:
     """The build file's text ("" when it cannot be read), read once a run: every image name
     of the run looks through the same files."""
     from servertune.check.source import read_text
@@ -157,7 +166,7 @@ def _builds_of(file: Path, image: str, root: Path, *, script: bool = False) -> I
     `alone` when it is the block's only one."""
     from servertune.check.commands import is_dockerfile
 
-    text = _text(file)
+    text = build_file_text(file)
     if not text or not _names(text, image):
         return
     script = script or file.suffix == ".sh"

@@ -144,6 +144,9 @@ def _dockerfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
     from servertune.check.model import NothingToCheck, note_nothing_to_check
     from servertune.check.target_stages import target_stage_servers
 
+    built = _built_stage(path, text, env)
+    if built is not None:
+        return Reading(apps=(built,), image_apps=(built,))
     try:
         app = read_dockerfile(path, text, env)
     except NothingToCheck as why:
@@ -154,6 +157,37 @@ def _dockerfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
         note_nothing_to_check(path, why)  # what the last stage's reading would say alone
         return Reading(apps=staged)
     return Reading(apps=(app,), image_apps=(app,))
+
+
+def _built_stage(path: Path, text: str, env: Mapping[str, str] | None) -> AppServer | None:
+    """The server of the stage the repository's build commands build the Dockerfile as
+    (`build_targets`: `docker build --target prod` in a Makefile or a CI workflow), with a
+    note naming the command; None when they choose none, or that stage starts no server
+    check reads (then the last stage is read, as before)."""
+    from servertune.check.build_targets import chosen_stage, shown
+    from servertune.check.dockerfile import read_dockerfile, stage_starts
+    from servertune.check.model import Location, NothingToCheck, collect_notes, note
+
+    chosen = chosen_stage(path, text)
+    if chosen is None:
+        return None
+    stage, at = chosen
+    with collect_notes() as notes:
+        try:
+            app = read_dockerfile(path, text, env, target=stage)
+        except NothingToCheck:
+            return None
+    for said in notes:
+        note(said.kind, said.at, said.message, said.fix)
+    line = next((n for n, name in stage_starts(text) if name == stage), 1)
+    note(
+        "server-chosen",
+        Location(path, line),
+        f"{path}:{line}: read as the stage {stage!r}, the one the build command at {shown(at)} "
+        "builds (no compose file here builds this Dockerfile; a plain build makes its last "
+        "stage)",
+    )
+    return app
 
 
 def _is_dockerfile(path: Path, text: str) -> bool:

@@ -387,15 +387,17 @@ class _AssumedOut:
         chains: list[_Line] = []
         for line in lines:
             head = line.words[:1]
-            if head == ["if"]:
+            case = head == ["case"] and line.words[-1:] == ["in"]
+            if head == ["if"] or case:
                 chains.append(line)
-            if head in (["if"], ["elif"]) and chains and id(chains[-1]) in self.settled:
+            tests = head in (["if"], ["elif"]) or case
+            if tests and chains and id(chains[-1]) in self.settled:
                 names = {n for w in line.words for n in re.findall(r"\$\{?(\w+)", w)}
                 self.tested.setdefault(id(chains[-1]), set()).update(names & assumed.unset)
             outer = next((c for c in chains if id(c) in self.settled), None)
             if outer is not None and id(line) not in kept:
                 self.chain_of[id(line)] = outer
-            if head == ["fi"] and chains:
+            if head in (["fi"], ["esac"]) and chains:
                 chains.pop()
         serving = {
             id(self.chain_of[id(line)])
@@ -427,7 +429,8 @@ class _AssumedOut:
                 "server-chosen",
                 Location(self.path, chain.first),
                 f"{', '.join(names)} taken as unset: neither the script nor the environment "
-                f"it is started with here sets {them}, so the `if` at line {chain.first} is "
+                f"it is started with here sets {them}, so the `{chain.words[0]}` at line "
+                f"{chain.first} is "
                 f"read as the image run as it is runs it; a deployment that sets {them} runs "
                 "another branch",
             )
@@ -2463,15 +2466,15 @@ def _selected(
         words = line.words
         if not branches.step(lines, index):
             continue
-        if (head := branches.assumed()) is not None:
-            assumed_at[id(line)] = head
         if running and not chosen:
             aliases.step(words)
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
-            compared = _case_word(words, aliases, first, known, nested=bool(chosen))
-            if running and compared is not None and (compared[1] or not branches.past):
-                chosen.append(_Case(depth, compared[0]))
+            compared = _case_word(words, aliases, first, known, branches, nested=bool(chosen))
+            if running and compared is not None and (compared[1] == "first" or not branches.past):
+                chosen.append(_Case(depth, compared[0], assumed=compared[1] == "unset"))
+                if chosen[-1].assumed:  # read as an `if` only the unset names decide is
+                    branches.settled.add(id(line))
                 running = False
                 continue
         elif words[:1] == ["esac"] and depth:
@@ -2481,9 +2484,11 @@ def _selected(
                 running = True
                 continue
         elif chosen and depth == chosen[-1].depth and words and _CASE_PATTERN.match(words[0]):
-            running = chosen[-1].arm(words[0])
+            running = chosen[-1].arm(line)
         if running:
             kept.append(line)
+            if (head := _assumed_head(branches, chosen)) is not None:
+                assumed_at[id(line)] = head
             # A branch a known word took (an `if` or the chosen `case` arm) that ends the
             # script: nothing after it runs. Not a function's body placed at its call (its
             # lines come before the call's), whose call may be conditional (`|| usage`).
@@ -2517,14 +2522,25 @@ class _Case:
     depth: int
     value: str
     matched: bool = False
+    #: The word is a variable no file sets, taken as unset (""): the arm taken is assumed.
+    assumed: bool = False
+    head: _Line | None = None  # the arm so taken
 
-    def arm(self, word: str) -> bool:
-        """Whether the arm of the patterns `word` (`prod|staging)`) runs: the first that
-        matches the value does."""
-        patterns = word.lstrip("(").removesuffix(")").split("|")
+    def arm(self, line: _Line) -> bool:
+        """Whether the arm `line` starts (`prod|staging)`) runs: the first whose patterns
+        match the value does."""
+        patterns = line.words[0].lstrip("(").removesuffix(")").split("|")
         runs = not self.matched and any(fnmatch.fnmatchcase(self.value, p) for p in patterns)
         self.matched = self.matched or runs
+        self.head = line if runs and self.assumed else None
         return runs
+
+
+def _assumed_head(branches: _Branches, chosen: list[_Case]) -> _Line | None:
+    """The head of the innermost branch or arm around the line being read that taking the
+    variables no file sets as unset chose, if any."""
+    heads = [case.head for case in chosen if case.head is not None]
+    return heads[-1] if heads else branches.assumed()
 
 
 def _case_word(
@@ -2532,17 +2548,23 @@ def _case_word(
     aliases: _FirstArgument,
     first: str | None,
     known: Mapping[str, str],
+    branches: _Branches,
     *,
     nested: bool,
-) -> tuple[str, bool] | None:
-    """(the word a `case WORD in` line compares, whether it is the first argument's): the
-    first argument's outside a decided `case` (`_case_on_first`), else a fixed variable's
-    (`_case_on_fixed`); None when neither is known."""
+) -> tuple[str, str] | None:
+    """(the word a `case WORD in` line compares, whose it is: "first", "fixed" or "unset"):
+    the first argument's outside a decided `case` (`_case_on_first`), else a fixed
+    variable's (`_case_on_fixed`), else "" for a variable nothing sets when `branches`
+    takes those as unset, as it does for an `if` on one (the `*)` arm runs, or none);
+    None when none is known."""
     compared = _case_on_first(words, aliases, first) if not nested else None
     if compared is not None:
-        return compared, True
+        return compared, "first"
     fixed = _case_on_fixed(words, known)
-    return (fixed, False) if fixed is not None else None
+    if fixed is not None:
+        return fixed, "fixed"
+    unset = _case_on_fixed(words, branches.unset)
+    return (unset, "unset") if unset is not None else None
 
 
 def _case_on_fixed(words: list[str], known: Mapping[str, str]) -> str | None:

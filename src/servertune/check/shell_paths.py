@@ -57,8 +57,8 @@ class BlockValues:
         self.blocks: list[_Block] = []
 
     def step(self, words: Sequence[str], first: int, decided: bool, env: dict[str, str]) -> None:
-        """Before the line at `first` (its `words`) runs; `decided`: an `if` the files decide
-        (only the branch they choose is read)."""
+        """Before the line at `first` (its `words`) runs; `decided`: an `if` (or a `case`)
+        the files decide (only the branch they choose is read)."""
         head = words[0] if words else ""
         top = self.blocks[-1] if self.blocks else None
         looped = any(block.kind == "loop" for block in self.blocks)
@@ -69,7 +69,7 @@ class BlockValues:
             block.defaults = _default_test(words, env)
             self.blocks.append(block)
         elif head == "case" and words[-1:] == ["in"]:
-            self.blocks.append(_Block("case", dict(env), first, not looped))
+            self.blocks.append(_Block("case", dict(env), first, not (decided or looped)))
         elif top is None:
             return
         elif top.kind == "if" and head in ("elif", "else"):

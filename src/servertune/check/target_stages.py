@@ -24,7 +24,7 @@ from typing import Any
 
 from servertune.check.model import AppServer, Location, NothingToCheck, collect_notes, note
 
-__all__ = ["target_stage_servers"]
+__all__ = ["selecting_argument", "target_stage_servers"]
 
 #: A FROM word that is one build argument and nothing else: `${env}`, `$env`.
 _ALONE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
@@ -67,6 +67,20 @@ def _leaf_stages(text: str) -> list[tuple[str, int, str]]:
         for n, line, start in stages[:-1]
         if n and (line or argument) and n not in used
     ]
+
+
+def selecting_argument(text: str) -> str:
+    """The build argument the Dockerfile's last stage, only `FROM ${NAME}`, selects a stage
+    by (`_selector`); "" when it is no such selector or does not parse."""
+    import dockerfile
+
+    try:
+        commands = dockerfile.parse_string(text)
+    except dockerfile.GoParseError:
+        return ""
+    starts = [i for i, c in enumerate(commands) if c.cmd.upper() == "FROM"]
+    own = sum(c.cmd.upper() != "ARG" for c in commands[starts[-1] + 1 :]) if starts else 0
+    return _selector(commands, own)
 
 
 def _selector(commands: Sequence[Any], own: int) -> str:
