@@ -293,3 +293,41 @@ def test_a_role_at_the_root_fills_templates_in_subfolders_with_chained_defaults(
     assert found[("templates/uwsgi.ini.j2",)] == ["templates/nginx/site.j2"]
     (asgi,) = [launch for c, _, launch in chains(tmp_path) if c == ["templates/supervisor/web.j2"]]
     assert [s.value for s in asgi.app.sockets] == ["unix:/opt/app/asgi.sock"]
+
+
+def test_whitespace_control_joins_a_supervisord_command_split_over_lines(tmp_path: Path) -> None:
+    """A supervisord program template whose `command=` spreads over continuation lines, a
+    `{%- if -%}` ... `{% endif -%}` wrapping a prefix, is read as Jinja writes it: the
+    whitespace control joins the lines, so the line that starts with `{{ venv }}` is a value,
+    not a line the expression writes, and the gunicorn it starts is a launch; only a `{% for
+    %}` templates another key (seen in dimagi/commcare-cloud's supervisor_django.conf.j2)."""
+    templates = tmp_path / "roles" / "web" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "supervisor_web.conf.j2").write_text(
+        "[program:{{ project }}-web]\n"
+        "directory={{ code_home }}/\n"
+        'environment={% for k, v in env | dictsort %}{{ k }}="{{ v }}",'
+        "{% endfor %}\n"
+        "\n"
+        "command={{ command_prefix }}\n"
+        "    {%- if tracing -%}\n"
+        "    {{ venv }}/bin/ddtrace-run {% endif -%}\n"
+        "    {{ venv }}/bin/gunicorn\n"
+        "    site.wsgi:application\n"
+        "    -k gevent\n"
+        "    --workers {{ item.workers }}\n"
+        "    --bind 0.0.0.0:{{ port }}\n"
+        "user={{ user }}\n"
+    )
+    found = chains(tmp_path)
+    assert [(c, launch.app.kind) for c, _, launch in found] == [
+        (["roles/web/templates/supervisor_web.conf.j2"], "gunicorn")
+    ]
+
+
+def test_whitespace_control_keeps_the_template_lines() -> None:
+    """Lines joined by `{%-` / `-%}` / `{{-` read as one line on the first of them, and the line
+    breaks taken out are written after it, so every later line keeps its number."""
+    found = read_values("a={{ x }}\n  {%- if y -%}\n  b {% endif -%}\n  c\nd={{- z }}\ne\n")
+    assert found is not None
+    assert found.text.splitlines() == ["a=${x}b c", "", "", "", "d=${z}", "e"]

@@ -90,33 +90,78 @@ def read_values(text: str, given: Mapping[str, str] | None = None) -> ValueTempl
     """The template `text` read with its values unresolved but those `given` as literals (an
     ansible play's, `ansible_vars`), or None when its structure is templated (what it renders
     to is not guessed)."""
-    out: list[str] = []
+    out = _Layout()
     unresolved: dict[str, int] = {}
     branches: list[int] = []
     stack: list[str] = []  # "keep", "drop" (a later branch of an if), "for"
-    position = 0
     for match in _TAG.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
         dropping = "drop" in stack
-        before = text[position : match.start()]
-        out.append(_lines_only(before) if dropping else before)
-        position = match.end()
-        out.append(_lines_only(match.group()))
+        out.before(match, text, dropping)
         keyword = match["keyword"]
         if keyword is not None:
             if keyword not in _READ or not _statement(keyword, stack, line, branches):
                 return None
         elif match["expr"] is not None and not dropping:
-            start = text.rfind("\n", 0, match.start()) + 1
-            if not text[start : match.start()].strip() and not _opens_block(text, match.end()):
+            if out.at_line_start() and not _opens_block(text, match.end()):
                 return None  # a line (or a key) the expression writes
             if match["expr"].strip().startswith("."):
                 return None  # a Go template's field (Helm's `.Values.x`), not Jinja
-            out[-1] = _value(match["expr"], line, unresolved, given or {}) + out[-1]
+            out.write(_value(match["expr"], line, unresolved, given or {}))
     if stack:
         return None
-    out.append(text[position:])
-    return ValueTemplate("".join(out), tuple(unresolved.items()), tuple(branches))
+    return ValueTemplate(out.rest(text), tuple(unresolved.items()), tuple(branches))
+
+
+class _Layout:
+    """The text a template reads as, kept on the template's lines. Jinja's whitespace control
+    (`{%- if x -%}`, `{{- x }}`) strips the blanks beside a tag, line breaks too, so a value
+    split over lines for legibility reads as one line (a supervisord `command=` whose
+    `{%- if -%}` wraps a prefix: dimagi/commcare-cloud); the breaks it (or a tag, or a stretch
+    not written) takes out are written at the end of the line they join, so a reader's
+    file:line still names the template's own line."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.pending = 0  # line breaks taken out, owed at the end of the current line
+        self.tail = ""  # the current line so far
+        self.position = 0  # where the text not yet read starts
+        self.strip_next = False  # the last tag ends with `-`: the blanks after it go
+
+    def before(self, match: re.Match[str], text: str, dropped: bool) -> None:
+        """Read the text up to the tag `match` (only its line breaks when it is `dropped`),
+        then the tag itself, which writes nothing here."""
+        stretch = text[self.position : match.start()]
+        kept = stretch.lstrip() if self.strip_next else stretch
+        kept = kept.rstrip() if match.group()[2:3] == "-" else kept
+        if dropped:
+            kept = ""
+        self.pending += stretch.count("\n") - kept.count("\n") + match.group().count("\n")
+        self.write(kept)
+        self.position = match.end()
+        self.strip_next = match.group()[-3:-2] == "-"
+
+    def write(self, written: str) -> None:
+        """Add `written`, the breaks owed set after its first line break."""
+        if "\n" not in written:
+            self.tail += written
+        else:
+            if self.pending:
+                cut = written.index("\n") + 1
+                written = written[:cut] + "\n" * self.pending + written[cut:]
+                self.pending = 0
+            self.tail = written.rsplit("\n", 1)[1]
+        self.parts.append(written)
+
+    def at_line_start(self) -> bool:
+        """Whether nothing but blanks is written on the current line."""
+        return not self.tail.strip()
+
+    def rest(self, text: str) -> str:
+        """The whole reading, with the text after the last tag and the breaks still owed."""
+        stretch = text[self.position :]
+        self.write(stretch.lstrip() if self.strip_next else stretch)
+        return "".join(self.parts) + "\n" * self.pending
 
 
 def _opens_block(text: str, end: int) -> bool:
@@ -163,18 +208,14 @@ def read_links(text: str, given: Mapping[str, str] | None = None) -> ValueTempla
     (it writes a line or a key, unknown) and any other `{{ x }}` an unresolved value but those
     `given` (an ansible role's literals: its socket path is a link). None
     when it holds no structure (`read_values` reads it) or a tag is left open."""
-    out: list[str] = []
+    out = _Layout()
     unresolved: dict[str, int] = {}
     structure: int | None = None
     hidden: list[str] = []  # the closing words of the unwritten bodies open
     go: list[bool] = []  # the Go blocks open, each whether it is a `define`
-    position = 0
     for match in _TAG.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
-        before = text[position : match.start()]
-        out.append(_lines_only(before) if hidden or any(go) else before)
-        out.append(_lines_only(match.group()))
-        position = match.end()
+        out.before(match, text, bool(hidden or any(go)))
         keyword, expr = match["keyword"], match["expr"]
         control = _GO_CONTROL.match(expr) if expr is not None else None
         if keyword is not None or control is not None:
@@ -191,9 +232,8 @@ def read_links(text: str, given: Mapping[str, str] | None = None) -> ValueTempla
                     return None
                 go.pop()
         elif expr is not None and not (hidden or any(go)):
-            out[-1] = _OPEN + _value(expr, line, unresolved, given or {}) + _CLOSE + out[-1]
-    out.append(text[position:])
-    lines = "".join(out).split("\n")
+            out.write(_OPEN + _value(expr, line, unresolved, given or {}) + _CLOSE)
+    lines = out.rest(text).split("\n")
     first = next((n for n, row in enumerate(lines, 1) if _only_expressions(row)), None)
     if hidden or go or (structure is None and first is None):
         return None
@@ -243,11 +283,6 @@ def _statement(keyword: str, stack: list[str], line: int, branches: list[int]) -
             return False
         stack.pop()
     return True
-
-
-def _lines_only(text: str) -> str:
-    """What a dropped stretch leaves: its line breaks, so later lines keep their numbers."""
-    return "\n" * text.count("\n")
 
 
 def _value(
