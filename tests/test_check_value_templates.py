@@ -331,3 +331,67 @@ def test_whitespace_control_keeps_the_template_lines() -> None:
     found = read_values("a={{ x }}\n  {%- if y -%}\n  b {% endif -%}\n  c\nd={{- z }}\ne\n")
     assert found is not None
     assert found.text.splitlines() == ["a=${x}b c", "", "", "", "d=${z}", "e"]
+
+
+_PLAYED_COMPOSE = """\
+services:
+  api:
+    image: 'example/api:{{ api_tag }}'
+    build: ../..
+    volumes:
+      - {{ stage_dir }}/conf.yaml:/code/conf.yaml
+  proxy:
+    image: {{ proxy_image }}
+    volumes:
+      - {{ stage_dir }}/httpd-confs:/etc/apache2/sites-enabled
+    ports:
+      - "80:80"
+    depends_on:
+      - api
+"""
+
+_PLAYED_VHOST = """\
+<VirtualHost *:80>
+    ServerName {{ api_host }}
+    ProxyPreserveHost On
+    ProxyPass / http://api:8080/
+    ProxyPassReverse / http://api:8080/
+</VirtualHost>
+"""
+
+
+def _played(root: Path, play: bool) -> None:
+    """A provisioning folder whose templates a playbook beside them renders (`play`), or the
+    same templates with no play."""
+    root.mkdir()
+    (root / "Dockerfile").write_text(
+        'FROM python:3.12\nCMD ["gunicorn", "app.main:app", "--bind", "0.0.0.0:8080"]\n'
+    )
+    (root / "provision" / "templates").mkdir(parents=True)
+    if play:
+        (root / "provision" / "stage.yaml").write_text(
+            "- hosts: api\n  tasks:\n    - template: src=templates/docker-compose.yaml dest=/srv\n"
+        )
+    (root / "provision" / "templates" / "docker-compose.yaml").write_text(_PLAYED_COMPOSE)
+    (root / "provision" / "templates" / "httpd-vhost.conf").write_text(_PLAYED_VHOST)
+
+
+def test_an_ansible_compose_template_and_apache_vhost_are_read_and_joined(
+    tmp_path: Path,
+) -> None:
+    """A compose file in the `templates/` of a playbook's folder, `{{ }}` only in its values, is
+    read as the compose file the play installs (its service starts the image this repository
+    builds), and an Apache vhost template beside it, `ProxyPass / http://api:8080/`, is that
+    service's front: neither is skipped as a template (seen in geneontology/go-fastapi). The same
+    compose template with no play to render it (a scaffold another project fills) is still
+    skipped, never read as this repository's deployment."""
+    _played(tmp_path / "played", play=True)
+    _played(tmp_path / "scaffold", play=False)
+    assert [c for c, _, _ in chains(tmp_path / "scaffold")] == [["Dockerfile"]]
+    found = chains(tmp_path / "played")
+    assert [(c, f) for c, f, _ in found] == [
+        (
+            ["provision/templates/docker-compose.yaml", "Dockerfile"],
+            ["provision/templates/httpd-vhost.conf"],
+        )
+    ]

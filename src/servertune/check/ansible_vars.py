@@ -19,7 +19,7 @@ from pathlib import Path
 
 from servertune.check import memo
 
-__all__ = ["ansible_values", "play_values"]
+__all__ = ["ansible_values", "is_play_template", "play_values"]
 
 #: Folders whose YAML files are variables by ansible's layout, at any depth below the play.
 _VARS_FOLDERS = frozenset({"group_vars", "host_vars", "defaults", "vars"})
@@ -38,6 +38,27 @@ def ansible_values(template: Path) -> Mapping[str, str]:
         if folder.name == "templates":
             return play_values(folder.parent)
     return {}
+
+
+def is_play_template(template: Path) -> bool:
+    """Whether `template` is in the `templates/` folder of an ansible role (beside its `tasks/`)
+    or of a playbook's folder (beside a YAML file of plays, each with `hosts:`): a file the play
+    renders on the hosts it deploys."""
+    for folder in list(template.absolute().parents)[:_TEMPLATE_DEPTH]:
+        if folder.name == "templates":
+            return (folder.parent / "tasks").is_dir() or any(
+                _is_playbook(path) for path in sorted(folder.parent.glob("*"))
+            )
+    return False
+
+
+def _is_playbook(path: Path) -> bool:
+    if path.suffix not in _YAML or not path.is_file():
+        return False
+    loaded = _load(path)
+    return isinstance(loaded, list) and any(
+        isinstance(play, dict) and "hosts" in play for play in loaded
+    )
 
 
 def play_values(place: Path) -> Mapping[str, str]:

@@ -576,6 +576,7 @@ def _read_in_place(path: Path, text: str) -> bool:
     values (`check.value_templates`; no ERB or Go template left) and what it reads as is a
     config or script whose values a deployment tool fills (`_IN_PLACE_KINDS`), claimed; or
     it is a Helm chart's manifest whose actions are only in values (`check.helm_templates`)."""
+    from servertune.check.ansible_vars import is_play_template
     from servertune.check.helm_templates import is_chart_template
     from servertune.check.readers import reader_for
     from servertune.check.value_templates import read_in_place
@@ -588,12 +589,16 @@ def _read_in_place(path: Path, text: str) -> bool:
     except CheckInputError:
         return False
     helm = kind == "kubernetes" and is_chart_template(path)  # a chart's manifest (`helm_templates`)
-    return (kind in _IN_PLACE_KINDS or helm) and _claims(path, found.text)
+    # A compose file an ansible play renders on its host (`templates/docker-compose.yaml`
+    # beside the play's tasks) is that host's deployment, not a scaffold another project fills.
+    played = kind == "compose" and is_play_template(path)
+    return (kind in _IN_PLACE_KINDS or helm or played) and _claims(path, found.text)
 
 
 #: The kinds a template is read as in place: a unit, a site (nginx, Caddy, HAProxy, Traefik), a
 #: program, a server's config or a script, which an ansible or salt role installs; a Dockerfile, compose file or manifest
-#: written from a template is another project's scaffold or a chart (not read as values).
+#: written from a template is another project's scaffold or a chart (not read as values),
+#: but a compose file an ansible play renders (`_read_in_place`).
 _IN_PLACE_KINDS = frozenset(
     {
         "systemd",
@@ -605,6 +610,7 @@ _IN_PLACE_KINDS = frozenset(
         "caddy",
         "haproxy",
         "traefik",
+        "apache",
     }
 )
 
