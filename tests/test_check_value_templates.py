@@ -395,3 +395,25 @@ def test_an_ansible_compose_template_and_apache_vhost_are_read_and_joined(
             ["provision/templates/httpd-vhost.conf"],
         )
     ]
+
+
+def test_cloud_foundry_nginx_buildpack_templates_are_named_as_its(tmp_path: Path) -> None:
+    """An nginx.conf the Cloud Foundry nginx buildpack renders (its folder's `buildpack.yml`
+    configures `nginx:`; `{{port}}`, `{{env "NAME"}}`) says its values come from the buildpack
+    where the app is staged, `{{env "NAME"}}` named as the variable NAME, not as ansible or salt
+    variables (seen in GSA/datagov-harvester's proxy)."""
+    proxy = tmp_path / "proxy"
+    proxy.mkdir()
+    (proxy / "buildpack.yml").write_text("---\nnginx:\n  version: mainline\n")
+    (proxy / "nginx.conf").write_text(
+        "events {}\nhttp {\n  server {\n    listen {{port}};\n"
+        '    server_name {{env "EXTERNAL_ROUTE"}};\n    location / {\n'
+        "      proxy_pass http://app.internal:8080;\n    }\n  }\n}\n"
+    )
+    result = check_folder(tmp_path)
+    (said,) = [
+        n.message for n in result.notes if n.kind == "unresolved-variable" and "`{{" in n.message
+    ]
+    assert "Cloud Foundry nginx buildpack" in said
+    assert "ansible" not in said
+    assert "`{{ EXTERNAL_ROUTE }}` (line 5)" in said

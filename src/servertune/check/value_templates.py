@@ -292,6 +292,10 @@ def _value(
     in `values`, else a variable no file sets, `${name}`, which the shell, systemd, supervisord's programs and an nginx
     template (`nginx_placeholders`) alike read as a value known only where it runs."""
     base, *filters = _split_filters(expression)
+    called = re.fullmatch(r"""\s*env\s+"(\w+)"\s*""", base)
+    if called is not None:  # the Cloud Foundry nginx buildpack's app variable
+        unresolved.setdefault(called[1], line)
+        return "${" + called[1] + "}"
     literal = _literal(base)
     if literal is not None:
         return literal
@@ -375,8 +379,10 @@ def say_notes(path: Path, text: str) -> None:
     dot, given, statement = (
         ("", "helm's --set, another values file, the release", "{{ if }}")
         if found.helm
-        else ("", "an ansible or salt variable", "{% if %}")
+        else ("", _JINJA_GIVEN, "{% if %}")
     )
+    if not found.helm and _cf_nginx_buildpack(path, own):
+        given = _CF_GIVEN
     if found.unresolved:
         first = found.unresolved[0][1]
         names = ", ".join(
@@ -399,6 +405,29 @@ def say_notes(path: Path, text: str) -> None:
             f"{path}:{found.branches[0]}: the `{statement}` of this template at line(s) {lines}: "
             "its first branch was read, the others were not",
         )
+
+
+_JINJA_GIVEN = "an ansible or salt variable"
+_CF_GIVEN = (
+    "the Cloud Foundry nginx buildpack's, rendered where the app is staged: `{{port}}` its "
+    '$PORT, `{{env "NAME"}}` the app\'s variable'
+)
+#: The Cloud Foundry nginx buildpack's template call of an app variable: `{{env "NAME"}}`.
+_CF_ENV = re.compile(r"""\{\{-?\s*env\s+"\w+"\s*-?\}\}""")
+
+
+def _cf_nginx_buildpack(path: Path, text: str) -> bool:
+    """Whether `path` is a config the Cloud Foundry nginx buildpack renders: it uses the
+    buildpack's `{{env "NAME"}}`, or its folder's `buildpack.yml` configures the buildpack's
+    nginx (`nginx:`), which templates `{{port}}` and `{{env "NAME"}}` into the app's own
+    nginx.conf and the files it includes."""
+    if _CF_ENV.search(text):
+        return True
+    try:
+        own = read_text(path.parent / "buildpack.yml")
+    except (OSError, CheckInputError):
+        return False
+    return re.search(r"^nginx:", own, re.M) is not None
 
 
 def renders_nothing(path: Path) -> int | None:
