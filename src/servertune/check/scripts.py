@@ -87,6 +87,7 @@ from servertune.check.shell_paths import BlockValues, alternatives, unresolved_b
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
+from servertune.check.tox import tox_recipe
 from servertune.check.unfollowed import (
     development_server,
     met_since,
@@ -3466,9 +3467,7 @@ def _run_words(
         entry = console_script(program_name(rest[0].text), find_config, rest[0].at)
         if entry is not None:
             return _console_server(entry, rest[1:], env, env_at, find_config)
-    recipe = make_recipe(rest, dict(env or {}), find_config) or just_recipe(
-        rest, env or {}, find_config
-    )
+    recipe = _runner_recipe(rest, env or {}, find_config)
     if recipe is not None:
         return _made_server(recipe, env, env_at, find_config, depth)
     script = find_config(rest[0].text, rest[0].at)
@@ -3478,6 +3477,17 @@ def _run_words(
             return _exec_block(rest, env, env_at, find_config, depth)
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config, rest[0].text)
+
+
+def _runner_recipe(
+    words: Sequence[Word], env: Mapping[str, str], find_config: FindConfig
+) -> Recipe | None:
+    """The lines a task runner's command line runs: `make TARGET`, `just RECIPE`, `tox -e NAME`."""
+    return (
+        make_recipe(words, dict(env), find_config)
+        or just_recipe(words, env, find_config)
+        or tox_recipe(words, find_config)
+    )
 
 
 def _installed_script(program: Word, find_config: FindConfig) -> bool:
