@@ -166,3 +166,30 @@ def test_uwsgi_nginx_flask_runs_uwsgi_with_the_ini_copied_to_app(tmp_path: Path)
     assert app.kind == "uwsgi"
     assert chains(result, root) == [["Dockerfile:1", "app/uwsgi.ini:4"]]
     assert app.workers.value == 4
+
+
+def test_a_config_copied_onto_the_base_images_workdir_is_the_one_start_sh_reads(
+    tmp_path: Path,
+) -> None:
+    """`COPY ./devops/gunicorn_conf.py /app` FROM tiangolo/meinheld-gunicorn: /app is the base
+    image's WORKDIR, a folder the image has, so Docker copies the file into it as
+    /app/gunicorn_conf.py, the first path the image's /start.sh looks for (then
+    /app/app/gunicorn_conf.py, then its own /gunicorn_conf.py). The launch reads that config,
+    one launch, no "/gunicorn_conf.py: not in the build context" (seen in
+    cmu-delphi/delphi-epidata)."""
+    root = write(
+        tmp_path / "api",
+        {
+            "devops/Dockerfile": "FROM tiangolo/meinheld-gunicorn:python3.8\n"
+            "COPY ./devops/gunicorn_conf.py /app\nCOPY ./src /app/server\n"
+            'ENTRYPOINT ["/entrypoint.sh"]\nCMD ["/start.sh"]\n',
+            "devops/gunicorn_conf.py": "bind = '0.0.0.0:8080'\nworkers = 3\n",
+            "src/main.py": "app = object()\n",
+        },
+    )
+    result = check(root)
+    (app,) = served(result)
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
+    assert app.workers.value == 3
+    assert chains(result, root) == [["devops/Dockerfile:1", "devops/gunicorn_conf.py:1"]]
+    assert not [n for n in result.notes if "gunicorn_conf" in n.message]

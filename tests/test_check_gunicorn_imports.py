@@ -68,3 +68,33 @@ def test_a_name_imported_from_a_module_not_in_the_tree_is_unresolved(tmp_path: P
     result = check_folder(tmp_path)
     said = [(n.at.line, n.message) for n in result.notes if n.at.file.name == "gunicorn.conf.py"]
     assert any(line == 4 and "settings_elsewhere.workers_wanted" in m for line, m in said), said
+
+
+def test_a_call_handed_the_modules_globals_leaves_what_it_may_set_unknown(
+    tmp_path: Path,
+) -> None:
+    """`set_gunicorn_defaults(globals())` from a package not in the tree may set any setting in
+    the module (alphagov/document-download-api's notifications_utils sets bind from $PORT):
+    each setting no line below the call assigns (bind, threads, backlog...) is unknown, said in
+    one unresolved-variable note at the call, never gunicorn's 127.0.0.1:8000 read as the
+    bind; `workers = 4` below it stands. `vars()` and `sys.modules[__name__]` are the same."""
+    for handed in ("globals()", "vars()", "sys.modules[__name__]"):
+        write(
+            tmp_path / handed[:4],
+            {
+                "Procfile": "web: gunicorn -c gunicorn_config.py app:app\n",
+                "gunicorn_config.py": (
+                    "import sys\nfrom shared.gunicorn import set_defaults\n\n"
+                    f"set_defaults({handed})\n\nworkers = 4\n"
+                ),
+            },
+        )
+        result = check_folder(tmp_path / handed[:4])
+        (app,) = result.apps
+        assert app.sockets == ()
+        assert app.workers.value == 4
+        assert {"threads", "backlog"} <= app.unknown
+        (said,) = [n for n in result.notes if "hands the module" in n.message]
+        assert (said.at.file.name, said.at.line) == ("gunicorn_config.py", 4)
+        assert "bind" in said.message
+        assert "workers" not in said.message.partition("(")[0]

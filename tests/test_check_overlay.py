@@ -465,3 +465,56 @@ def test_a_base_service_the_override_redefines_is_one_launch(tmp_path: Path) -> 
         if launch.app.container is not None
     )
     assert found == [("docker-compose.override.yml", 2), ("docker-compose.yml", 3)], found
+
+
+def test_an_override_named_file_that_only_adds_keys_is_an_overlay(tmp_path: Path) -> None:
+    """`docker-compose.override-build.yml` whose services are all the base's and only add keys
+    (`build:` to services that pull an `image:`, environment) completes docker-compose.yml:
+    read merged over it, as `docker-compose -f docker-compose.yml -f
+    docker-compose.override-build.yml` reads them (seen in StartupsPoleEmploi/trefle, whose
+    base's nginx mount then fronts the services). One that changes a key the base sets
+    (`command`), or whose name does not say override, is still read alone."""
+    from servertune.check.overlay import base_of, services_in
+
+    base = "services:\n  web:\n    image: reg/app:1\n    command: run\n  nginx:\n    image: nginx\n"
+    adds = "services:\n  web:\n    build: .\n    environment:\n      A: b\n"
+    changes = "services:\n  web:\n    build: .\n    command: other\n"
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.yml": base,
+            "docker-compose.override-build.yml": adds,
+            "docker-compose.override-cmd.yml": changes,
+            "docker-compose.prod-build.yml": adds,
+        },
+    )
+
+    def base_name(name: str) -> str | None:
+        services = services_in(root / name)
+        assert services is not None
+        found = base_of(root / name, services)
+        return None if found is None else found.name
+
+    assert base_name("docker-compose.override-build.yml") == "docker-compose.yml"
+    assert base_name("docker-compose.override-cmd.yml") is None
+    assert base_name("docker-compose.prod-build.yml") is None
+
+
+def test_a_sample_override_is_no_overlay(tmp_path: Path) -> None:
+    """`docker-compose.override.sample.yaml` is a copy to rename, which Compose never loads:
+    never merged over docker-compose.yaml, however incomplete its services (seen in
+    camptocamp/tilecloud-chain)."""
+    from servertune.check.overlay import base_of, services_in
+
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.yaml": "services:\n  web:\n    image: reg/app:1\n",
+            "docker-compose.override.sample.yaml": "services:\n  web:\n    environment:\n"
+            "      DEBUG: '1'\n",
+        },
+    )
+    sample = root / "docker-compose.override.sample.yaml"
+    services = services_in(sample)
+    assert services is not None
+    assert base_of(sample, services) is None

@@ -195,3 +195,47 @@ def test_pserve_file_named_by_an_image_env_variable_is_found(tmp_path: Path) -> 
     assert sorted(chains(result, tmp_path)) == [
         (["Dockerfile:5", "config/app.ini:7"], "gunicorn", 3)
     ]
+
+
+WAITRESS_SERVER = (
+    "[app:main]\nuse = egg:shop\n\n[server:main]\nuse = egg:waitress#main\nport = 6543\n"
+)
+
+
+def test_ini_loaded_by_gunicorn_paste_is_no_waitress_launch(tmp_path: Path) -> None:
+    """`gunicorn -c gunicorn.conf.py --paste prod.ini` takes only the application from the ini
+    and ignores its `[server:main]` (gunicorn's docs: "using alternate server blocks is not
+    supported"): the ini is a step of the gunicorn launch, its waitress section no launch of
+    its own, and the nginx in front of 127.0.0.1:6543 fronts the gunicorn. A path with a
+    variable (`--paste ini/${INI_NAME}`) may name each ini of that folder: none is a launch,
+    said in one starts-no-server note each. Seen in IGVF-DACC/igvfd (the waitress sections
+    took the sidecar nginx from the real gunicorn launch)."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\nCMD ["/app/run.sh"]\n',
+            "run.sh": "#!/bin/sh\nexec gunicorn -c gunicorn.conf.py --paste prod.ini\n",
+            "gunicorn.conf.py": "bind = '0.0.0.0:6543'\nworkers = 3\n",
+            "prod.ini": WAITRESS_SERVER,
+            "dev/run.sh": "#!/bin/sh\nexec gunicorn -w 2 --paste ./ini/${INI_NAME}\n",
+            "dev/ini/a.ini": WAITRESS_SERVER,
+        },
+    )
+    result = check_folder(tmp_path)
+    assert sorted(chains(result, tmp_path)) == [
+        (["Dockerfile:4", "run.sh:2", "gunicorn.conf.py:1", "prod.ini:1"], "gunicorn", 3),
+        (["dev/run.sh:2", "gunicorn.conf.py:1"], "gunicorn", 2),
+    ]
+    said = [n for n in result.notes if n.kind == "starts-no-server"]
+    assert [n.at.file.name for n in said] == ["a.ini"]
+    assert "may read it for the application only" in said[0].message
+
+
+def test_ini_template_is_no_launch(tmp_path: Path) -> None:
+    """`app.ini.template` (`.ini.in`, `.ini.j2`) is what a template renders an ini from: its
+    `[server:main]` is no launch, whatever the rendered file turns out to be (seen in
+    dbmi-bgm/cgap-portal's docker_development.ini.template, joined to the production nginx)."""
+    names = ("app.ini.template", "app.ini.in", "app.ini.j2", "app.ini")
+    write(tmp_path, dict.fromkeys(names, WAITRESS_SERVER))
+    result = check_folder(tmp_path)
+    assert sorted(chains(result, tmp_path)) == [(["app.ini:4"], "waitress", 1)]

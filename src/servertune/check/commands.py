@@ -1975,7 +1975,21 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
             conf, tuple(w.text for w in rest), child_env(env), reading.file, locate, start
         )
     found_at = Location(config.file, config.first_line) if config is not None else None
-    return replace(app, missing_config=missing, config_file=found_at)
+    app = replace(app, missing_config=missing, config_file=found_at)
+    return _with_paste_ini(app, args, find_config)
+
+
+def _with_paste_ini(app: AppServer, args: list[Word], find_config: FindConfig | None) -> AppServer:
+    """`app` with the PasteDeploy ini its `--paste FILE` (`--paster`) loads the application
+    from among its config's parts: a step of its launch, never a server of its own (gunicorn
+    ignores the file's `[server:main]`, `paste.read_paste`)."""
+    named, _ = config_argument(args, ("--paste", "--paster"))
+    if named is None or find_config is None:
+        return app
+    ini = find_config(named.text.removeprefix("config:").split("#", 1)[0], named.at)
+    if ini is None or ini.file in app.config_parts:
+        return app
+    return replace(app, config_parts=(*app.config_parts, ini.file))
 
 
 def _hypercorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:

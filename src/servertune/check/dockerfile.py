@@ -1062,6 +1062,11 @@ def _from(
         stage.base_line = command.start_line
         if not stage.base:
             stage.unset_from = command.value[0]
+        known = known_base(stage.base) if stage.base and "$" not in stage.base else None
+        if known is not None:
+            # A well-known base's WORKDIR (`base_images`) is a folder the image has from its
+            # first line: `COPY gunicorn_conf.py /app` copies into it, as Docker does.
+            stage.workdir, stage.workdir_known = known.workdir, True
     # An ARG declared in a stage is inherited by the stages built FROM it (Docker's "Variables"
     # page: "Once a build argument is declared or consumed in a stage, it's automatically
     # inherited by child stages"): `FROM common AS app` keeps common's `ARG WORKDIR=/webodm`.

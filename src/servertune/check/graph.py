@@ -11,6 +11,7 @@ through the Dockerfile that copies it, and the server is the one the Dockerfile 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import os
 import re
 from collections.abc import Sequence
@@ -160,6 +161,7 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
         )
 
     dropped = {i for i in range(len(apps)) if reached(i) or _extended(apps[i], apps)}
+    dropped |= {i for i, app in enumerate(apps) if _paste_loaded(app, apps, notes)}
     files = {apps[i].file for i in dropped}
     notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
     # The branch a dropped reading assumed is said by the kept one's `server-chosen` note.
@@ -193,6 +195,67 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     ]
     without_false_starts(kept, notes)
     return kept
+
+
+#: gunicorn's options that load the application from a PasteDeploy ini.
+_PASTE_FLAGS = ("--paste", "--paster")
+
+
+def _paste_pattern(text: str) -> str | None:
+    """The path a `--paste VALUE` left out (a variable in it) may name, the variables as `*`
+    (`./ini/${INI_NAME}` -> `ini/*`); None for another option."""
+    flag, _, value = text.replace("=", " ", 1).partition(" ")
+    if flag not in _PASTE_FLAGS or not value.strip():
+        return None
+    value = value.strip().strip("'\"").removeprefix("config:").split("#", 1)[0]
+    pattern = re.sub(r"\$\{[^}]*\}|\$\w+", "*", value)
+    return os.path.normpath(pattern).lstrip(os.sep)
+
+
+def _paste_matches(pattern: str, path: Path) -> bool:
+    """Whether `path` may be the file `pattern` names (a path in a container matched by its
+    tail, from its folder and name at least)."""
+    wanted = pattern.split(os.sep)
+    parts = path.parts
+    shortest = min(len(wanted), 2)
+    return any(
+        len(parts) >= size and all(map(fnmatch.fnmatchcase, parts[-size:], wanted[-size:]))
+        for size in range(len(wanted), shortest - 1, -1)
+    )
+
+
+def _paste_loaded(app: AppServer, apps: Sequence[AppServer], notes: list[Note]) -> bool:
+    """`app` is a PasteDeploy ini's `[server:*]` read alone, and a gunicorn here loads that ini
+    through `--paste` (found, or a path with a variable that may name it): gunicorn takes only
+    the application from it and ignores the server section ("using alternate server blocks is
+    not supported", its docs), so the section is no launch. Said in one note at the ini."""
+    if app.container is not None or app.launched_by or app.file.suffix != ".ini":
+        return False
+    for other in apps:
+        if other is app or other.kind != "gunicorn":
+            continue
+        if app.file in other.config_parts:
+            by = other.launched_by[-1] if other.launched_by else Location(other.file)
+            how = f"{by}: `gunicorn --paste` reads"
+        else:
+            may = [
+                s
+                for s in other.unresolved
+                if (p := _paste_pattern(s.value)) and _paste_matches(p, app.file)
+            ]
+            if not may:
+                continue
+            how = f"{may[0].at}: `gunicorn {may[0].value}` may read"
+        notes.append(
+            Note(
+                "starts-no-server",
+                Location(app.file),
+                f"{app.file}: its server section is no launch: {how} it for the application only"
+                ", and gunicorn ignores a PasteDeploy server section",
+            )
+        )
+        return True
+    return False
 
 
 def _extended(app: AppServer, apps: Sequence[AppServer]) -> bool:

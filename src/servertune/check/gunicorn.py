@@ -109,7 +109,73 @@ def _lines(text: str, path: Path) -> dict[str, int]:
         for target in targets:
             if isinstance(target, ast.Name):
                 lines[target.id] = node.lineno
+    handed = _handing_call(tree)
+    if handed is not None:
+        lines[HANDED] = handed.lineno
     return lines
+
+
+#: The key `_lines` gives the line of a call handed the module's own names (`_handing_call`).
+HANDED = "\0handed"
+
+
+def _hands_module(node: ast.expr) -> bool:
+    """`globals()`, `vars()`, `locals()` (at the top level: the module's names) or
+    `sys.modules[__name__]`: the module itself, which the callee may set names in."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        return isinstance(node.func, ast.Name) and node.func.id in ("globals", "vars", "locals")
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Name)
+        and node.slice.id == "__name__"
+        and ast.unparse(node.value) == "sys.modules"
+    )
+
+
+def _handing_call(tree: ast.Module) -> ast.Call | None:
+    """The last top-level call handed the module itself (`set_gunicorn_defaults(globals())`,
+    alphagov's notifications_utils): the callee may set any setting in it; None when none is."""
+    handed: ast.Call | None = None
+    for statement in tree.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and any(
+                _hands_module(a) for a in [*node.args, *(k.value for k in node.keywords)]
+            ):
+                handed = node
+    return handed
+
+
+def _unknown(
+    tree: ast.Module, found: StaticConfig, flagged: set[str], path: Path, locate: Locate | None
+) -> list[str]:
+    """The settings read as gunicorn's default, which is not what runs: each the file computes
+    from what only the running server knows, or a call handed the module may set, that no
+    flag sets."""
+    handed = _handed_unknown(tree, found, flagged, path, locate)
+    return sorted(set(found.unresolved) - flagged | handed)
+
+
+def _handed_unknown(
+    tree: ast.Module, found: StaticConfig, flagged: set[str], path: Path, locate: Locate | None
+) -> set[str]:
+    """The settings a call handed the module itself may set (`_handing_call`): each one the
+    rules read that no line below it assigns and no flag sets, said in one note."""
+    call = _handing_call(tree)
+    if call is None:
+        return set()
+    later = {name for name, line in found.lines.items() if line > call.lineno}
+    names = sorted(n for n in _READ if n not in later and n not in flagged)
+    if names:
+        at = Location(path, call.lineno) if locate is None else locate(HANDED)[0]
+        note(
+            "unresolved-variable",
+            at,
+            f"`{ast.unparse(call)}` hands the module's own names to code not read here, which "
+            f"may set any setting: {', '.join(names)} (assigned on no line below it) are known "
+            "only when gunicorn runs the file; gunicorn was read without them, so they were "
+            "not checked",
+        )
+    return set(names)
 
 
 #: Whether gunicorn configs are loaded through gunicorn (running them) in the run in progress:
@@ -263,9 +329,7 @@ def _static(
     given_chdir = isinstance(found.values.get("chdir"), str) or "chdir" in flagged
     values["chdir"] = str(cfg.settings["chdir"].get()) if given_chdir else ""
     values["misspelled"] = _flag_spelled(found, KNOWN_SETTINGS, _imported_only(tree))
-    # A setting the file computes from what only the running server knows, and no flag sets:
-    # read as gunicorn's default, which is not what runs.
-    values["unknown"] = sorted(set(found.unresolved) - flagged)
+    values["unknown"] = _unknown(tree, found, flagged, path, locate)
     return values
 
 

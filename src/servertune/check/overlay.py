@@ -3,11 +3,15 @@ compose.production.yaml`), read as the project the two make.
 
 Which file is an overlay, on evidence in the files only: `compose.override.yaml` (and its
 `docker-compose.` / `.yml` spellings), which Compose merges over the base file beside it by
-default; and a `compose.<label>.yaml` / `docker-compose.<label>.yml` beside a base file of the
+default; a `compose.<label>.yaml` / `docker-compose.<label>.yml` whose label has the word
+`override` (`docker-compose.override-build.yml`) beside a base file of the same spelling that
+holds each of its services, to each of which it only adds keys (`build:` to a service that
+pulls an `image:`); and a `compose.<label>.yaml` / `docker-compose.<label>.yml` beside a base file of the
 same spelling that shares a service with it and cannot run alone: a shared service with neither
 `image` nor `build`, or a `build` whose Dockerfile is not where the file alone would look (the
 base's `build` says where). A file that runs alone (`docker-compose.prod.yml` with its own
-`build` and `command`) is its own project, never merged.
+`build` and `command`) is its own project, never merged, and so is a copy to rename
+(`docker-compose.override.sample.yaml`, `.example`), which Compose never loads.
 
 The merge is Compose's, per service (the Compose Specification, "Merge":
 https://docs.docker.com/reference/compose-file/merge/): mappings merge key by key, the
@@ -55,6 +59,9 @@ def base_of(path: Path, services: _Node) -> Path | None:
     """The base compose file `path` overlays (see the module's docstring), None when it is a
     project of its own."""
     match = _LABELLED.match(path.name)
+    if _name_words(path.name) & _COPY_WORDS:
+        # `docker-compose.override.sample.yaml`: a copy to rename, which Compose never loads.
+        return None
     if match is None:
         return _other_base(path, services) or _base_above(path, services)
     base = next(
@@ -74,10 +81,33 @@ def base_of(path: Path, services: _Node) -> Path | None:
     base_services = services_in(base)
     if base_services is None:
         return None
+    if "override" in _name_words(match["label"]) and _only_adds(services, base_services):
+        return base
     shared = [(s, base_services.get(n)) for n, s in services.items()]
     if any(_incomplete(s, path, under, base) for s, under in shared if under is not None):
         return base
     return None
+
+
+#: Words of a compose file's name that say it is a copy to rename, never loaded as it is.
+_COPY_WORDS = frozenset({"sample", "example", "dist", "template", "tmpl", "tpl"})
+
+
+def _only_adds(services: _Node, base_services: _Node) -> bool:
+    """Every service of the file is one of the base's, and each only adds to it: a key the
+    base's service does not set (`build:` to a service that pulls its `image:`), or
+    `environment` / `labels`, which merge by name (`docker-compose.override-build.yml`,
+    StartupsPoleEmploi/trefle, given as `-f docker-compose.yml -f` it)."""
+    pairs = services.items()
+    if not pairs:
+        return False
+    for name, service in pairs:
+        under = base_services.get(name)
+        if under is None:
+            return False
+        if any(under.get(key) is not None and key not in _BY_NAME for key, _ in service.items()):
+            return False
+    return True
 
 
 #: Words of a compose file's name that say production's stack (`docker-compose.prod.yml`).

@@ -68,14 +68,19 @@ _GUNICORN_RUNNERS = frozenset(
 #: The `use =` values that run waitress's (its `paste.server_runner` entry point `main =
 #: waitress:serve_paste`).
 _WAITRESS_RUNNERS = frozenset({"egg:waitress", "egg:waitress#main", "call:waitress:serve_paste"})
+#: The suffixes a template of an ini is named with (`app.ini.template`, `app.ini.in`).
+_TEMPLATE_SUFFIXES = frozenset({".template", ".in", ".j2", ".jinja", ".jinja2", ".tpl", ".tmpl"})
 #: Booleans as PasteDeploy's `asbool` and gunicorn's `validate_bool` read them.
 _TRUE = frozenset({"true", "yes", "on", "y", "t", "1"})
 
 
 def looks_like_paste(path: Path, text: str) -> bool:
     """An ini file with a PasteDeploy section (`[app:main]`, `[server:main]`,
-    `[pipeline:main]`...) and no `[uwsgi]` one (uWSGI's `--ini-paste` reads that section)."""
-    del path
+    `[pipeline:main]`...) and no `[uwsgi]` one (uWSGI's `--ini-paste` reads that section). Not
+    a template of one (`prod.ini.template`, `.ini.in`, `.ini.j2`): what it renders to, and who
+    serves that, is not here."""
+    if path.suffix in _TEMPLATE_SUFFIXES and ".ini" in path.suffixes[:-1]:
+        return False
     lines = [line.strip() for line in text.splitlines()]
     return any(_SECTION.match(line) for line in lines) and "[uwsgi]" not in lines
 
