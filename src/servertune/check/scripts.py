@@ -3461,6 +3461,7 @@ def _run_words(
             return None
     if not rest:
         return None
+    rest = [_known_program(rest[0], env or {}), *rest[1:]]
     if not _SCRIPT_PATH.match(rest[0].text) or _installed_script(rest[0], find_config):
         # `/app/.venv/bin/shop`: what pip or uv installs for the console script `shop`.
         entry = console_script(program_name(rest[0].text), find_config, rest[0].at)
@@ -3478,6 +3479,17 @@ def _run_words(
             return _exec_block(rest, env, env_at, find_config, depth)
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config, rest[0].text)
+
+
+def _known_program(program: Word, env: Mapping[str, str]) -> Word:
+    """The program a command runs with the variables known here expanded (`exec
+    ${APP_DIR}/docker/init.bash` under the image's `ENV APP_DIR=/srv/app`), so the script is
+    found where the image's COPY put it; as written when one of them is known only when it
+    runs."""
+    if "$" not in program.text:
+        return program
+    expanded = expand_shell(program.text, env)
+    return program if not expanded else Word(expanded, program.at)
 
 
 def _installed_script(program: Word, find_config: FindConfig) -> bool:
