@@ -60,6 +60,7 @@ from servertune.check.commands import (
     FindConfig,
     Word,
     dockerfile_name,
+    expand_known,
     expand_shell,
     is_dockerfile,
     one_string_split,
@@ -82,6 +83,7 @@ from servertune.check.model import (
 )
 from servertune.check.own_clones import own_clone_folders
 from servertune.check.scripts import _LONE_EXPANSION, run_words
+from servertune.check.service_supervisors import SUPERVISED, SUPERVISORS
 from servertune.check.source import read_text
 from servertune.check.together import with_others
 from servertune.check.unfollowed import (
@@ -485,7 +487,19 @@ class Image:
         if self.base is not None:
             for inside, file in self.base.held_under(folder):
                 found.setdefault(inside, file)
+        for link, file in self._linked_under(wanted):
+            found.setdefault(link, file)
         return sorted(found.items())
+
+    def _linked_under(self, wanted: PurePosixPath) -> Iterator[tuple[str, Path]]:
+        """The links `RUN ln -s` made under `wanted` to a build-context file the image holds
+        (`ln -s /srv/app/docker/run_web.bash /etc/service/web/run`: a runit service installed
+        by a link), as (link, repository file)."""
+        for link in self.links:
+            if PurePosixPath(link).is_relative_to(wanted):
+                linked = self.find(link)
+                if linked is not None and linked.file != self.path and linked.file.is_file():
+                    yield link, linked.file
 
     def _through_links(self, target: PurePosixPath) -> PurePosixPath:
         """Where `target` really is once the image's symbolic links are followed (a link to
@@ -1529,8 +1543,23 @@ def _server_of(
     cmd: list[Word],
     environment: Mapping[str, str],
 ) -> AppServer | None:
-    """The server the image's command starts (through s6 services and its base image)."""
-    app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
+    """The server the image's command starts (through s6 services and its base image); a
+    script of the image that ends by running a supervisor of its service folders (`exec
+    runsvdir /etc/service`) starts the image's services."""
+
+    def services(
+        words: Sequence[Word], env: Mapping[str, str], env_at: Mapping[str, Location]
+    ) -> AppServer | None:
+        if words[0].at.file == path:
+            return None  # the image's own command: read below, by `_s6_services`
+        given = [Word(expand_known(w.text, env), w.at) for w in words]
+        return _runit_services(path, image, given, env, env_at)
+
+    token = SUPERVISED.set(services)
+    try:
+        app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
+    finally:
+        SUPERVISED.reset(token)
     if app is None:
         app = _s6_services(path, image, entrypoint + cmd, environment, image.env_at)
     app = _through_base(app, image)
@@ -1770,7 +1799,7 @@ def _down_signal(app: AppServer, image: Image, held: str) -> AppServer:
 #: The programs given a folder whose services (`DIR/*/run`) they start: runit's runsvdir,
 #: s6's s6-svscan (the same layout: s6-svscan(8), "the scan directory"); and runit's runsv,
 #: given one service's folder, whose `DIR/run` it starts (runsv(8)).
-_SERVICE_SUPERVISORS = frozenset({"runsvdir", "s6-svscan", "runsv"})
+_SERVICE_SUPERVISORS = SUPERVISORS
 #: The programs that start runit's services: runsvdir (over the folder it is given), runsv
 #: (the one service of its folder) and phusion/baseimage's my_init (runsvdir over
 #: /etc/service, unless `--skip-runit`).

@@ -83,6 +83,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder
+from servertune.check.service_supervisors import SUPERVISORS, supervised
 from servertune.check.shell_paths import BlockValues, alternatives, unresolved_by_branches
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
@@ -3118,7 +3119,7 @@ def _managed(
         words = _words(line, physical, path)
         names = {program_name(w.text) for w in words}
         service = _service_started(words)
-        if service is None and not names & (_MANAGERS | _CONFIG_RUNNERS):
+        if service is None and not names & (_MANAGERS | _CONFIG_RUNNERS | SUPERVISORS):
             continue
         # `-c "$SUPERVISORD_CONF"`: the script's own variables name the file.
         words = [Word(expand_shell(w.text, env) or w.text, w.at) for w in words]
@@ -3461,7 +3462,6 @@ def _run_words(
             return None
     if not rest:
         return None
-    rest = [_known_program(rest[0], env or {}), *rest[1:]]
     if not _SCRIPT_PATH.match(rest[0].text) or _installed_script(rest[0], find_config):
         # `/app/.venv/bin/shop`: what pip or uv installs for the console script `shop`.
         entry = console_script(program_name(rest[0].text), find_config, rest[0].at)
@@ -3481,15 +3481,18 @@ def _run_words(
     return _script_server(script, rest[1:], env, env_at, find_config, rest[0].text)
 
 
-def _known_program(program: Word, env: Mapping[str, str]) -> Word:
-    """The program a command runs with the variables known here expanded (`exec
-    ${APP_DIR}/docker/init.bash` under the image's `ENV APP_DIR=/srv/app`), so the script is
-    found where the image's COPY put it; as written when one of them is known only when it
-    runs."""
-    if "$" not in program.text:
-        return program
-    expanded = expand_shell(program.text, env)
-    return program if not expanded else Word(expanded, program.at)
+def _known_program(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """A command of a command string with its program's variables known here expanded, as
+    the shell expands them (`exec ${APP_DIR}/docker/init.bash` under the image's `ENV
+    APP_DIR=/srv/app`), so the script is found where the image's COPY put it; as written when
+    one of them is known only when it runs."""
+    first = len(words) - len(_unwrapped(words))  # past `exec`, `gosu app`
+    if first >= len(words) or "$" not in words[first].text:
+        return words
+    expanded = expand_shell(words[first].text, env)
+    if not expanded:
+        return words
+    return [*words[:first], Word(expanded, words[first].at), *words[first + 1 :]]
 
 
 def _installed_script(program: Word, find_config: FindConfig) -> bool:
@@ -3520,6 +3523,7 @@ def _command_string(
     directory: str | None = None  # where a `cd DIR &&` before the command moved
     for command in shell_commands(script, positional):
         words = _without_empty_prefix(_command_variable(command, env or {}), env or {})
+        words = _known_program(words, env or {})
         if words[:1] and words[0].text == "cd":
             # `cd /app/src && python3 ./gunicorn_run.py`: its relative paths are found there.
             directory = _changed_directory(directory, words[1:], env or {})
@@ -3583,6 +3587,9 @@ def _launcher_here(
     """(True, its server) when a script here decides what `words` run; (False, None) when
     none does and `words` are read on."""
     inner = _unwrapped(words)
+    decided, app = supervised(inner, env, env_at)  # `exec runsvdir /etc/service`
+    if decided:
+        return True, app
     if len(words) >= 2 and inner and _SCRIPT_PATH.match(inner[0].text):
         # A launcher script here (`/start.sh gunicorn app:app`, ENTRYPOINT + CMD) decides what
         # runs: read it with the rest as its "$@", not guessed to be a thin `exec "$@"` one.
