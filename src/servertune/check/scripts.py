@@ -82,7 +82,7 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
-from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder
+from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder, real_path
 from servertune.check.service_supervisors import SUPERVISORS, supervised
 from servertune.check.shell_paths import BlockValues, alternatives, unresolved_by_branches
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
@@ -893,7 +893,7 @@ def _assignments(line: _Line, env: dict[str, str], script: Path | None = None) -
         own = own_folder(script, value, relative=True) if script is not None else None
         expanded = own if own is not None else expand_shell(value, env)
         if expanded is not None:
-            env[name] = expanded
+            env[name] = real_path(expanded)
             env.pop(f"{name}[~]", None)
             env.pop(f"{name}[$@]", None)
         else:
