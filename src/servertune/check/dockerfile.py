@@ -82,6 +82,7 @@ from servertune.check.model import (
     refuse_line,
 )
 from servertune.check.own_clones import own_clone_folders
+from servertune.check.run_folders import made_folders
 from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.service_supervisors import SUPERVISED, SUPERVISORS
 from servertune.check.source import read_text
@@ -262,6 +263,8 @@ class _Stage:
     cmd_written: bool = False
     #: The TCP ports its `EXPOSE`s name (and the stages it is built FROM), in order.
     exposed: tuple[str, ...] = ()
+    #: Folders a RUN made (`mkdir -p DIR`, `git clone URL DIR`) and the folders above them.
+    made: set[str] = field(default_factory=set)
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -284,6 +287,7 @@ class _Stage:
             entrypoint_here=self.entrypoint_here,
             cmd_written=self.cmd_written,
             exposed=self.exposed,
+            made=set(self.made),
         )
 
 
@@ -1202,6 +1206,9 @@ def _apply(
     elif name == "RUN" and not command.json and command.value:
         _links(process_word(" ".join(command.value), variables, source.escape), stage)
         _copies(process_word(" ".join(command.value), variables, source.escape), stage)
+        stage.made |= made_folders(
+            process_word(" ".join(command.value), variables, source.escape), stage.workdir
+        )
         _own_clones(command, stage, variables, source)
 
 
@@ -1358,6 +1365,9 @@ def _copy(
         PurePosixPath(d) if folder else PurePosixPath(d).parent
         for _, d, folder, _, _ in stage.copies
     }
+    # `RUN git clone URL /badgr/badgr-server` (or `mkdir -p`), then `COPY uwsgi.ini
+    # /badgr/badgr-server`: the file goes into the folder the RUN made.
+    made |= {PurePosixPath(d) for d in stage.made}
     is_dir = is_dir or PurePosixPath(os.path.normpath(absolute)) in made
     # `COPY entrypoint.sh /usr/bin`: a folder every image has (or one on its PATH) takes the
     # file in, as Docker copies into an existing folder.
