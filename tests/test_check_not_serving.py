@@ -56,3 +56,36 @@ def test_serving_command_lines_are_still_servers() -> None:
     found = server_command(_words("uwsgi --plugin python3 --ini uwsgi.ini"))
     assert found is not None
     assert found.server == "uwsgi"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "uwsgi --stop /srv/app/tmp/app.pid",
+        "uwsgi --reload /srv/app/tmp/app.pid",
+        "uwsgi --pause /srv/app/tmp/app.pid",
+        "uwsgi --connect-and-read 127.0.0.1:1717",
+        "uwsgi --signal 127.0.0.1:1717 17",
+    ],
+)
+def test_uwsgi_controls_of_a_running_instance_start_no_server(line: str) -> None:
+    """uWSGI's controls of an instance already running (`--stop PIDFILE` signals it and
+    exits, as `--reload`, `--pause` do; `--connect-and-read` and `--signal` talk to its
+    socket) start no server: a stop script is no launch (seen in Slicer/slicer_download's
+    bin/stop, shown as a uWSGI launch with findings on it)."""
+    assert server_command(_words(line)) is None
+
+
+def test_uwsgi_stop_script_is_no_launch_beside_its_start_script(tmp_path: Path) -> None:
+    """bin/stop's `uwsgi --stop ${PIDFILE}` is no launch and gets no finding; bin/start's
+    uWSGI still is one."""
+    write(
+        tmp_path,
+        {
+            "bin/stop": '#!/bin/bash\nPIDFILE=/srv/app/tmp/app.pid\nuwsgi --stop "${PIDFILE}"\n',
+            "bin/start": "#!/bin/sh\nexec uwsgi --http-socket :8000 --processes 4 -w app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert chains(result, tmp_path) == [(["bin/start:2"], "uwsgi", 4)]
+    assert not [f for f in result.findings if f.at.file.name == "stop"]

@@ -893,9 +893,16 @@ def _started(
 #: `--version` and `--help` everywhere; uWSGI's build and introspection options (uwsgi.c:
 #: `--build-plugin` compiles a plugin, `--cflags`, `--dot-h`, `--config-py` print its build);
 #: gunicorn's `--check-config` and `--print-config` (gunicorn/app/base.py: checked, printed,
-#: then `sys.exit`), and `-v` / `-h` its version and help.
+#: then `sys.exit`), and `-v` / `-h` its version and help; uWSGI's controls of a running
+#: instance (uwsgi.c's immediate options: `--stop PIDFILE` signals it and exits, as do
+#: `--reload`, `--pause`, `--suspend`, `--resume`; `--connect-and-read`, `--extract` and
+#: `--signal` talk to a socket): a stop script's `uwsgi --stop $PIDFILE` starts nothing.
 _NOT_SERVING: dict[str, frozenset[str]] = {
-    "uwsgi": frozenset({"--build-plugin", "--cflags", "--dot-h", "--config-py", "--usage", "-h"}),
+    "uwsgi": frozenset(
+        {"--build-plugin", "--cflags", "--dot-h", "--config-py", "--usage", "-h"}
+        | {"--stop", "--reload", "--pause", "--suspend", "--resume"}
+        | {"--connect-and-read", "--extract", "--signal"}
+    ),
     "gunicorn": frozenset({"--check-config", "--print-config", "-v", "-h"}),
 }
 

@@ -60,6 +60,7 @@ from servertune.check.commands import (
     FindConfig,
     Word,
     dockerfile_name,
+    expand_known,
     expand_shell,
     is_dockerfile,
     one_string_split,
@@ -81,7 +82,9 @@ from servertune.check.model import (
     refuse_line,
 )
 from servertune.check.own_clones import own_clone_folders
+from servertune.check.run_folders import made_folders
 from servertune.check.scripts import _LONE_EXPANSION, run_words
+from servertune.check.service_supervisors import SUPERVISED, SUPERVISORS
 from servertune.check.source import read_text
 from servertune.check.together import with_others
 from servertune.check.unfollowed import (
@@ -260,6 +263,8 @@ class _Stage:
     cmd_written: bool = False
     #: The TCP ports its `EXPOSE`s name (and the stages it is built FROM), in order.
     exposed: tuple[str, ...] = ()
+    #: Folders a RUN made (`mkdir -p DIR`, `git clone URL DIR`) and the folders above them.
+    made: set[str] = field(default_factory=set)
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -282,6 +287,7 @@ class _Stage:
             entrypoint_here=self.entrypoint_here,
             cmd_written=self.cmd_written,
             exposed=self.exposed,
+            made=set(self.made),
         )
 
 
@@ -485,7 +491,19 @@ class Image:
         if self.base is not None:
             for inside, file in self.base.held_under(folder):
                 found.setdefault(inside, file)
+        for link, file in self._linked_under(wanted):
+            found.setdefault(link, file)
         return sorted(found.items())
+
+    def _linked_under(self, wanted: PurePosixPath) -> Iterator[tuple[str, Path]]:
+        """The links `RUN ln -s` made under `wanted` to a build-context file the image holds
+        (`ln -s /srv/app/docker/run_web.bash /etc/service/web/run`: a runit service installed
+        by a link), as (link, repository file)."""
+        for link in self.links:
+            if PurePosixPath(link).is_relative_to(wanted):
+                linked = self.find(link)
+                if linked is not None and linked.file != self.path and linked.file.is_file():
+                    yield link, linked.file
 
     def _through_links(self, target: PurePosixPath) -> PurePosixPath:
         """Where `target` really is once the image's symbolic links are followed (a link to
@@ -1193,6 +1211,9 @@ def _apply(
     elif name == "RUN" and not command.json and command.value:
         _links(process_word(" ".join(command.value), variables, source.escape), stage)
         _copies(process_word(" ".join(command.value), variables, source.escape), stage)
+        stage.made |= made_folders(
+            process_word(" ".join(command.value), variables, source.escape), stage.workdir
+        )
         _own_clones(command, stage, variables, source)
 
 
@@ -1349,6 +1370,9 @@ def _copy(
         PurePosixPath(d) if folder else PurePosixPath(d).parent
         for _, d, folder, _, _ in stage.copies
     }
+    # `RUN git clone URL /badgr/badgr-server` (or `mkdir -p`), then `COPY uwsgi.ini
+    # /badgr/badgr-server`: the file goes into the folder the RUN made.
+    made |= {PurePosixPath(d) for d in stage.made}
     is_dir = is_dir or PurePosixPath(os.path.normpath(absolute)) in made
     # `COPY entrypoint.sh /usr/bin`: a folder every image has (or one on its PATH) takes the
     # file in, as Docker copies into an existing folder.
@@ -1534,8 +1558,23 @@ def _server_of(
     cmd: list[Word],
     environment: Mapping[str, str],
 ) -> AppServer | None:
-    """The server the image's command starts (through s6 services and its base image)."""
-    app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
+    """The server the image's command starts (through s6 services and its base image); a
+    script of the image that ends by running a supervisor of its service folders (`exec
+    runsvdir /etc/service`) starts the image's services."""
+
+    def services(
+        words: Sequence[Word], env: Mapping[str, str], env_at: Mapping[str, Location]
+    ) -> AppServer | None:
+        if words[0].at.file == path:
+            return None  # the image's own command: read below, by `_s6_services`
+        given = [Word(expand_known(w.text, env), w.at) for w in words]
+        return _runit_services(path, image, given, env, env_at)
+
+    token = SUPERVISED.set(services)
+    try:
+        app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
+    finally:
+        SUPERVISED.reset(token)
     if app is None:
         app = _s6_services(path, image, entrypoint + cmd, environment, image.env_at)
     app = _through_base(app, image)
@@ -1775,7 +1814,7 @@ def _down_signal(app: AppServer, image: Image, held: str) -> AppServer:
 #: The programs given a folder whose services (`DIR/*/run`) they start: runit's runsvdir,
 #: s6's s6-svscan (the same layout: s6-svscan(8), "the scan directory"); and runit's runsv,
 #: given one service's folder, whose `DIR/run` it starts (runsv(8)).
-_SERVICE_SUPERVISORS = frozenset({"runsvdir", "s6-svscan", "runsv"})
+_SERVICE_SUPERVISORS = SUPERVISORS
 #: The programs that start runit's services: runsvdir (over the folder it is given), runsv
 #: (the one service of its folder) and phusion/baseimage's my_init (runsvdir over
 #: /etc/service, unless `--skip-runit`).

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["HELD_AT", "INVOKED_AS", "own_folder"]
+__all__ = ["HELD_AT", "INVOKED_AS", "own_folder", "real_path"]
 
 #: Where the first image of the run that holds a repository file keeps it (None: no image
 #: does), set by `images.images_of_run`.
@@ -45,8 +45,8 @@ _DIRNAME = rf"""\$\(\s*dirname\s+(?:{_SELF}|\$\(\s*(?:realpath|readlink\s+-f)\s+
 _OWN_FOLDER = re.compile(
     rf"""\A(?:
         {_DIRNAME}
-      | \$\(\s*cd\s+(?:{_DIRNAME})\s*(?:&&|;)\s*pwd(?:\s+-P)?\s*\)
-    )\Z""",
+      | \$\(\s*cd\s+(?:{_DIRNAME})\s*(?:\|\|\s*exit(?:\s+\d+)?\s*)?(?:&&|;)\s*pwd(?:\s+-P)?\s*\)
+    )(?P<below>/[^$`]*)?\Z""",
     re.VERBOSE,
 )
 
@@ -56,13 +56,41 @@ def own_folder(script: Path, word: str, *, relative: bool = False) -> str | None
     script's own folder (`$(dirname "$0")`), None when it is not that or the script's place is
     not known; a folder relative to where its caller runs (`./ckan/setup/start.sh`: ckan/setup)
     only when `relative`."""
-    if not _OWN_FOLDER.match(word.replace('"', "")):
+    matched = _OWN_FOLDER.match(word.replace('"', ""))
+    if matched is None:
         return None
+    folder = _folder(script, relative=relative)
+    if folder is None or not matched["below"]:
+        return folder
+    # `cd "$(dirname "$0")/.."`: the folder above the script's (a repository's root).
+    return posixpath.normpath(posixpath.join(folder, matched["below"].lstrip("/")))
+
+
+#: `$(realpath -m "PATH")`, `$(readlink -f PATH)` of a path written out (its variables done).
+_REALPATH = re.compile(
+    r"""\A\$\(\s*(?:realpath(?:\s+-[emsLPq]+)*|readlink\s+-[fem]+)\s+("?)([^"$`()\s]+)\1\s*\)\Z"""
+)
+
+
+def real_path(value: str) -> str:
+    """`value` (a variable's, its own variables expanded) with `$(realpath PATH)` done: the
+    path itself, `..` and `.` resolved (`ROOT_DIR=$(realpath "${script_dir}/..")`; no link is
+    known here, so none is followed); `value` as it is otherwise."""
+    matched = _REALPATH.match(value)
+    return value if matched is None else posixpath.normpath(matched[2])
+
+
+def _folder(script: Path, *, relative: bool) -> str | None:
+    """`own_folder` of the script itself."""
     held = HELD_AT.get()
     where = held(script) if held is not None else None
     if where is not None and where.startswith("/"):
         return posixpath.dirname(posixpath.normpath(where))
     invoked = INVOKED_AS.get()
+    if invoked is None and relative:
+        # Given on its own (run from the repository's checkout): its relative paths are looked
+        # up beside it, so its own folder is `.` there (`ROOT=$(dirname "$0")/..`).
+        return "."
     if invoked is None or invoked[0] != script or "/" not in invoked[1]:
         return None  # given on its own, or found on the PATH: its folder is not known
     if any(c in invoked[1] for c in "$`*?") or not (relative or invoked[1].startswith("/")):

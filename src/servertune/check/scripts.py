@@ -82,7 +82,8 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
-from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder
+from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder, real_path
+from servertune.check.service_supervisors import SUPERVISORS, supervised
 from servertune.check.shell_paths import BlockValues, alternatives, unresolved_by_branches
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
@@ -893,7 +894,7 @@ def _assignments(line: _Line, env: dict[str, str], script: Path | None = None) -
         own = own_folder(script, value, relative=True) if script is not None else None
         expanded = own if own is not None else expand_shell(value, env)
         if expanded is not None:
-            env[name] = expanded
+            env[name] = real_path(expanded)
             env.pop(f"{name}[~]", None)
             env.pop(f"{name}[$@]", None)
         else:
@@ -3119,7 +3120,7 @@ def _managed(
         words = _words(line, physical, path)
         names = {program_name(w.text) for w in words}
         service = _service_started(words)
-        if service is None and not names & (_MANAGERS | _CONFIG_RUNNERS):
+        if service is None and not names & (_MANAGERS | _CONFIG_RUNNERS | SUPERVISORS):
             continue
         # `-c "$SUPERVISORD_CONF"`: the script's own variables name the file.
         words = [Word(expand_shell(w.text, env) or w.text, w.at) for w in words]
@@ -3490,6 +3491,20 @@ def _runner_recipe(
     )
 
 
+def _known_program(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """A command of a command string with its program's variables known here expanded, as
+    the shell expands them (`exec ${APP_DIR}/docker/init.bash` under the image's `ENV
+    APP_DIR=/srv/app`), so the script is found where the image's COPY put it; as written when
+    one of them is known only when it runs."""
+    first = len(words) - len(_unwrapped(words))  # past `exec`, `gosu app`
+    if first >= len(words) or "$" not in words[first].text:
+        return words
+    expanded = expand_shell(words[first].text, env)
+    if not expanded:
+        return words
+    return [*words[:first], Word(expanded, words[first].at), *words[first + 1 :]]
+
+
 def _installed_script(program: Word, find_config: FindConfig) -> bool:
     """Whether `program` is a path in a `bin/` folder (a virtualenv's, `/usr/local/bin/`)
     that no file here is: the script an installer writes for a console script."""
@@ -3518,6 +3533,7 @@ def _command_string(
     directory: str | None = None  # where a `cd DIR &&` before the command moved
     for command in shell_commands(script, positional):
         words = _without_empty_prefix(_command_variable(command, env or {}), env or {})
+        words = _known_program(words, env or {})
         if words[:1] and words[0].text == "cd":
             # `cd /app/src && python3 ./gunicorn_run.py`: its relative paths are found there.
             directory = _changed_directory(directory, words[1:], env or {})
@@ -3581,6 +3597,9 @@ def _launcher_here(
     """(True, its server) when a script here decides what `words` run; (False, None) when
     none does and `words` are read on."""
     inner = _unwrapped(words)
+    decided, app = supervised(inner, env, env_at)  # `exec runsvdir /etc/service`
+    if decided:
+        return True, app
     if len(words) >= 2 and inner and _SCRIPT_PATH.match(inner[0].text):
         # A launcher script here (`/start.sh gunicorn app:app`, ENTRYPOINT + CMD) decides what
         # runs: read it with the rest as its "$@", not guessed to be a thin `exec "$@"` one.
