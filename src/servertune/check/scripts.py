@@ -2571,11 +2571,13 @@ def _case_on_fixed(words: list[str], known: Mapping[str, str]) -> str | None:
     """The value a `case "$NAME" in` line compares when NAME is a variable of the environment
     the script is started with that it does not set otherwise (an image's `ENV MODE=prod`,
     a compose service's `environment`: `fixed`), as an `if` test on it is decided; None
-    when the word is another. Seen in emfoursolutions/trakbridge (`case "$FLASK_ENV"` in a
-    function `main` calls)."""
+    when the word is another. `case "${ROLE:-web}" in` compares ROLE's value, or `web` when
+    it is empty, as a test on that word does (ietf-tools/mailarchive: a Deployment setting
+    `CONTAINER_ROLE: celery` runs the `celery)` arm). Seen in emfoursolutions/trakbridge
+    (`case "$FLASK_ENV"` in a function `main` calls)."""
     if len(words) != 3 or words[1] in _FIRST_WORDS or words[1] in _ALL_WORDS:
         return None
-    return known.get(words[1])
+    return _known_value(words[1], known)
 
 
 #: A `case` on the first argument with a default word: `${1:-api}` (`${1-api}` too).
