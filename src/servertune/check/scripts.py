@@ -321,6 +321,8 @@ def _lines_run(
     unset_tests = _Branches(_as_words({} if unknown else {**unset, **defaults}), physical)
     lines = _without_development_switch(path, lines, names, unset_tests, set(defaults), decided)
     assumed = _Assumption(lines, {})
+    if env is None:
+        unset = _alone_unset(text, logical, find_config)
     if unset:
         assumed.lines = _selected(
             lines,
@@ -1304,6 +1306,31 @@ def _branch_text(branch: _Line, physical: Sequence[str]) -> str:
 #: A server's development switch: the server reloads on code changes (gunicorn, uvicorn and
 #: granian `--reload`, uWSGI `--py-autoreload`), for a developer's machine, not a deployment.
 _DEVELOPMENT_SWITCH = re.compile(r"--(?:reload|py-autoreload)\b")
+
+
+def _alone_unset(
+    text: str, lines: list[_Line], find_config: FindConfig | None
+) -> dict[str, str]:
+    """For a script read alone (no image or service here runs it): what the names its tests
+    read hold where a deployment sets none of them, to choose among its server lines as the
+    image run as it is does (`_Assumption`): each name nothing it holds sets "", and its own
+    names set once to `${NAME:-word}` that word (ynput/ayon-backend's
+    `SERVER_TYPE=${AYON_SERVER_TYPE:-gunicorn}` then `if [ $SERVER_TYPE = "gunicorn" ]`
+    runs gunicorn, not the `elif`'s granian). None when it sources a file not here or makes
+    names at run time, which may set any of them."""
+    texts = [text]
+    for line in lines:
+        if len(line.words) >= 2 and line.words[0] in _SOURCING:
+            found = find_config(line.words[1]) if find_config is not None else None
+            if found is None and not _ACTIVATE.search(line.words[1]):
+                return {}
+            texts.append(found.text if found is not None else "")
+    written = without_comments("\n".join(texts))
+    if _DYNAMIC.search(written):
+        return {}
+    assigned = set(_ASSIGNED.findall(written)) | {"VIRTUAL_ENV"}
+    assigned.update(w for rest in _READ.findall(written) for w in re.findall(r"\w+", rest))
+    return {**dict.fromkeys(_unset(written, assigned, {}), ""), **_own_defaults(text, lines)}
 
 
 def _own_defaults(text: str, lines: list[_Line]) -> dict[str, str]:
