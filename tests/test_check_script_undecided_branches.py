@@ -385,4 +385,5 @@ def test_a_script_read_alone_takes_the_branch_its_own_default_chooses(tmp_path: 
     found = [(chain[-1], kind) for chain, kind, _ in chains(result, root)]
     assert found == [("start.sh:7", "gunicorn")], found
     chosen = [n.message for n in result.notes if n.kind == "server-chosen"]
-    assert len(chosen) == 1 and "granian at line 9" in chosen[0], chosen
+    assert len(chosen) == 1, chosen
+    assert "granian at line 9" in chosen[0], chosen

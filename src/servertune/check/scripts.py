@@ -1308,9 +1308,7 @@ def _branch_text(branch: _Line, physical: Sequence[str]) -> str:
 _DEVELOPMENT_SWITCH = re.compile(r"--(?:reload|py-autoreload)\b")
 
 
-def _alone_unset(
-    text: str, lines: list[_Line], find_config: FindConfig | None
-) -> dict[str, str]:
+def _alone_unset(text: str, lines: list[_Line], find_config: FindConfig | None) -> dict[str, str]:
     """For a script read alone (no image or service here runs it): what the names its tests
     read hold where a deployment sets none of them, to choose among its server lines as the
     image run as it is does (`_Assumption`): each name nothing it holds sets "", and its own
