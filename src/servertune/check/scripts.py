@@ -1199,8 +1199,11 @@ def _script_app(
         script.text,
         script.assumed,
     )
-    arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
+    # Every arm, also where the environment picks one (`SERVERTUNE_WORKER=0`): the arms are
+    # the instances of one layout, each started with its own value.
+    every = _logical_lines(path, text) if holes else []
+    arms = [(arm_line, arm) for arm_line in every if (arm := _arm(arm_line)) is not None]
     if holes and arms and command.server in SERVERS:
         return _per_worker(path, command, holes[0], arms, environment)
     if holes and arguments is not None:
