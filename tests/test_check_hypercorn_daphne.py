@@ -241,3 +241,10 @@ def test_hypercorn_workers_floored_at_two_follow_the_cpu_count(tmp_path: Path) -
     config = read_hypercorn_python(path, text)
     assert "workers" in config.unknown
     assert "workers" not in config.values
+
+
+def test_daphne_with_no_application_is_refused_as_its_parser_refuses_it() -> None:
+    """`daphne` alone, or with options only, is refused (its `application` argument is
+    required), never read as a daphne on 127.0.0.1:8000."""
+    with pytest.raises(CheckInputError, match="no application"):
+        daphne_server(Path("Procfile"), words("-b 0.0.0.0"), Location(Path("P")))

@@ -76,3 +76,53 @@ def test_a_case_on_the_images_env_in_a_function_main_calls_takes_its_arm(
         if chain[0].startswith("compose.yml")
     ]
     assert found == [("entrypoint.sh:10", "gunicorn", 2)], found
+
+
+ROLE_SCRIPT = """#!/bin/bash
+case "${ROLE:-web}" in
+    web)
+        exec gunicorn app:app --bind :8000
+        ;;
+    worker)
+        exec celery -A app worker
+        ;;
+esac
+"""
+
+ROLE_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      containers:
+        - name: {name}
+          image: example/app:latest
+          env:
+            - name: ROLE
+              value: "{role}"
+"""
+
+
+def test_a_case_on_a_defaulted_variable_takes_the_arm_the_containers_env_sets(
+    tmp_path: Path,
+) -> None:
+    """`case "${ROLE:-web}" in` compares the value each container sets: a Kubernetes container
+    and a compose service setting `ROLE: worker` run the `worker)` arm (celery: no server),
+    not the default's gunicorn; one setting `ROLE: web` runs gunicorn. (Seen in
+    ietf-tools/mailarchive's build/app/start.sh, `CONTAINER_ROLE` set by each Deployment.)"""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12-slim\nWORKDIR /app\nCOPY . .\nCMD ["./start.sh"]\n',
+            "start.sh": ROLE_SCRIPT,
+            "compose.yml": "services:\n  web:\n    build: .\n    image: example/app:latest\n"
+            "    environment:\n      ROLE: web\n  worker:\n    build: .\n"
+            "    environment:\n      ROLE: worker\n",
+            "k8s/web.yaml": ROLE_DEPLOYMENT.format(name="web", role="web"),
+            "k8s/worker.yaml": ROLE_DEPLOYMENT.format(name="worker", role="worker"),
+        },
+    )
+    found = sorted(chain[0] for chain, _, _ in chains(check_folder(root), root))
+    assert found == ["compose.yml:2", "k8s/web.yaml:9"], found

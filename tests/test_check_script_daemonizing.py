@@ -73,7 +73,8 @@ def test_a_daemonizing_server_on_another_arm_is_still_an_alternative(tmp_path: P
     """`if [ "$MODE" = bg ]; then gunicorn -D ...; else exec gunicorn ...; fi`: the two
     servers are the arms of one `if`, never both run, so one is read and a `server-chosen`
     note says the other was not: a daemonizing line is one more launch only when nothing
-    chooses between it and the next."""
+    chooses between it and the next. (The service takes MODE from the shell that runs
+    compose, so the files do not decide the `if`.)"""
     script = (
         "#!/bin/sh\n"
         'if [ "$MODE" = bg ]; then\n'
@@ -82,7 +83,8 @@ def test_a_daemonizing_server_on_another_arm_is_still_an_alternative(tmp_path: P
         "  exec gunicorn -w 2 -b 0.0.0.0:8001 admin:app\n"
         "fi\n"
     )
-    root = write(tmp_path, {"compose.yaml": COMPOSE, "Dockerfile": IMAGE, "run.sh": script})
+    compose = COMPOSE + "    environment:\n      - MODE\n"
+    root = write(tmp_path, {"compose.yaml": compose, "Dockerfile": IMAGE, "run.sh": script})
     result = check_folder(root)
     assert len(result.apps) == 1
     assert [n for n in result.notes if n.kind == "server-chosen"]

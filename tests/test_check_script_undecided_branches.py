@@ -358,3 +358,32 @@ def test_a_case_on_a_variable_nothing_sets_is_read_as_the_image_run_as_it_is(
     ]
     (note,) = _chosen(servers)
     assert "when the variables no file here sets are unset" in note
+
+
+def test_a_script_read_alone_takes_the_branch_its_own_default_chooses(tmp_path: Path) -> None:
+    """A script no file here runs, read alone: `SERVER_TYPE=${AYON_SERVER_TYPE:-gunicorn}`
+    then `if [ $SERVER_TYPE = "gunicorn" ]; then exec gunicorn ...; elif ...; then exec
+    granian ...` runs gunicorn where nothing sets AYON_SERVER_TYPE, not the last server line;
+    the `server-chosen` note still names granian's line. (Seen in ynput/ayon-backend's
+    start.sh, whose image is built in another repository.)"""
+    root = write(
+        tmp_path,
+        {
+            "start.sh": "#!/bin/bash\n"
+            "SERVER_TYPE=${AYON_SERVER_TYPE:-gunicorn}\n"
+            '[ -z "$RUN_SERVER" ] && RUN_SERVER=true\n'
+            'if [ $RUN_SERVER = "false" ]; then\n'
+            "    exec python -m maintenance\n"
+            'elif [ $SERVER_TYPE = "gunicorn" ]; then\n'
+            "    exec gunicorn -k uvicorn.workers.UvicornWorker -b :5000 app:app\n"
+            'elif [ $SERVER_TYPE = "granian" ]; then\n'
+            "    exec granian --interface asgi --host 0.0.0.0 --port 5000 app:app\n"
+            "fi\n",
+        },
+    )
+    result = check_folder(root)
+    found = [(chain[-1], kind) for chain, kind, _ in chains(result, root)]
+    assert found == [("start.sh:7", "gunicorn")], found
+    chosen = [n.message for n in result.notes if n.kind == "server-chosen"]
+    assert len(chosen) == 1, chosen
+    assert "granian at line 9" in chosen[0], chosen

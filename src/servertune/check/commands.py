@@ -1630,14 +1630,27 @@ def _parsed(reading: _Reading, args: list[Word], find_config: FindConfig | None)
     if command.server == "hypercorn":
         return _hypercorn(reading, args, find_config)
     if command.server == "daphne":
-        from servertune.check.daphne import daphne_server
-
-        return daphne_server(file, [(w.text, w.at) for w in args], command.program.at)
+        return _daphne(reading, args)
     if command.server == "waitress":
         from servertune.check.waitress import waitress_server
 
         return waitress_server(file, [(w.text, w.at) for w in args], command.program.at)
     return _asgi_app(reading, args)
+
+
+def _daphne(reading: _Reading, args: list[Word]) -> AppServer:
+    """daphne's settings from `args`; with no application and a word left out that could be
+    it (`daphne $ASGI_APP`), that word stands for it, as for `_asgi_app`."""
+    from servertune.check.daphne import daphne_server
+
+    at = reading.command.program.at
+    try:
+        return daphne_server(reading.file, [(w.text, w.at) for w in args], at)
+    except CheckInputError as error:
+        if "no application (a required" not in str(error) or not reading.unknown_positional:
+            raise
+    words = [*args, reading.unknown_positional[-1]]
+    return daphne_server(reading.file, [(w.text, w.at) for w in words], at)
 
 
 def _held_back(reading: _Reading, args: list[Word]) -> bool:

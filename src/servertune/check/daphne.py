@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from servertune.check.argparse_cli import Given, Option, last, parse_options
-from servertune.check.model import AppServer, Location, Setting
+from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
 __all__ = ["daphne_server"]
 
@@ -61,8 +61,14 @@ _TCP_ENDPOINT = re.compile(r"\Atcp6?:(?:port=)?(?P<port>\d+)(?P<rest>(?::[^:]*)*
 
 
 def daphne_server(file: Path, words: Sequence[tuple[str, Location]], start: Location) -> AppServer:
-    """The Daphne a command line starts (its words after `daphne`)."""
-    given, _ = parse_options("daphne", words, OPTIONS)
+    """The Daphne a command line starts (its words after `daphne`). With no application
+    (`daphne` alone: a compose `command: ["daphne"]` that is an ENTRYPOINT script's argument),
+    it is refused as daphne's argparse refuses it: `application` is a required positional."""
+    given, positional = parse_options("daphne", words, OPTIONS)
+    if not positional:
+        raise CheckInputError(
+            f"{start}: daphne refuses its command line: no application (a required argument)"
+        )
     timeout = last(given, "http_timeout")
     return AppServer(
         kind="daphne",

@@ -108,8 +108,11 @@ _UNRESOLVED = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
 #: A word naming a script (an absolute or `./` path, or a `.sh` file): the dockerfile
 #: reader's test for an entrypoint script.
 _SCRIPT = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
-#: A word naming a file a command runs or reads (`/usr/local/bin/start.sh`, `gunicorn.py`).
-_FILE_WORD = re.compile(r"\A/[\w./-]+\Z|\A[\w./-]+\.(sh|bash|py|ini|conf|cfg|toml)\Z")
+#: A word naming a file a command runs or reads (`/usr/local/bin/start.sh`, `gunicorn.py`,
+#: a relative path with a folder: `bin/server`, the `args` an image's `bash -c` runs).
+_FILE_WORD = re.compile(
+    r"\A/[\w./-]+\Z|\A[\w./-]+\.(sh|bash|py|ini|conf|cfg|toml)\Z|\A(?:\./)?[\w.-]+/[\w./-]*\w\Z"
+)
 #: The servers a container's own command line is read for here: every server check models.
 _SERVERS = SERVERS
 #: ConfigMap name -> its `data` node, over every manifest of the run (`config_maps` sets it);
@@ -1157,7 +1160,9 @@ def read_manifests(
     documents = _documents(path, text)
     fill_parameters(path, [document.node for document in documents])
     objects = list(_objects(documents))
-    maps = _config_maps(objects)
+    # The file's own ConfigMaps, over the run's: a chart's Deployment takes `envFrom` from
+    # the ConfigMap template beside it (NREL/REopt_API's `K8S_DEPLOY: "true"`).
+    maps = {**(RUN_CONFIG_MAPS.get() or {}), **_config_maps(objects)}
     routed = _route_timeouts(objects)
     balanced = _load_balancers(objects)
     services = [o for o in objects if _kind(o) == "Service"]

@@ -323,6 +323,8 @@ def _lines_run(
     unset_tests = _Branches(_as_words({} if unknown else {**unset, **defaults}), physical)
     lines = _without_development_switch(path, lines, names, unset_tests, set(defaults), decided)
     assumed = _Assumption(lines, {})
+    if env is None:
+        unset = _alone_unset(text, logical, find_config)
     if unset:
         assumed.lines = _selected(
             lines,
@@ -1199,8 +1201,11 @@ def _script_app(
         script.text,
         script.assumed,
     )
-    arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
+    # Every arm, also where the environment picks one (`SERVERTUNE_WORKER=0`): the arms are
+    # the instances of one layout, each started with its own value.
+    every = _logical_lines(path, text) if holes else []
+    arms = [(arm_line, arm) for arm_line in every if (arm := _arm(arm_line)) is not None]
     if holes and arms and command.server in SERVERS:
         return _per_worker(path, command, holes[0], arms, environment)
     if holes and arguments is not None:
@@ -1306,6 +1311,29 @@ def _branch_text(branch: _Line, physical: Sequence[str]) -> str:
 #: A server's development switch: the server reloads on code changes (gunicorn, uvicorn and
 #: granian `--reload`, uWSGI `--py-autoreload`), for a developer's machine, not a deployment.
 _DEVELOPMENT_SWITCH = re.compile(r"--(?:reload|py-autoreload)\b")
+
+
+def _alone_unset(text: str, lines: list[_Line], find_config: FindConfig | None) -> dict[str, str]:
+    """For a script read alone (no image or service here runs it): what the names its tests
+    read hold where a deployment sets none of them, to choose among its server lines as the
+    image run as it is does (`_Assumption`): each name nothing it holds sets "", and its own
+    names set once to `${NAME:-word}` that word (ynput/ayon-backend's
+    `SERVER_TYPE=${AYON_SERVER_TYPE:-gunicorn}` then `if [ $SERVER_TYPE = "gunicorn" ]`
+    runs gunicorn, not the `elif`'s granian). None when it sources a file not here or makes
+    names at run time, which may set any of them."""
+    texts = [text]
+    for line in lines:
+        if len(line.words) >= 2 and line.words[0] in _SOURCING:
+            found = find_config(line.words[1]) if find_config is not None else None
+            if found is None and not _ACTIVATE.search(line.words[1]):
+                return {}
+            texts.append(found.text if found is not None else "")
+    written = without_comments("\n".join(texts))
+    if _DYNAMIC.search(written):
+        return {}
+    assigned = set(_ASSIGNED.findall(written)) | {"VIRTUAL_ENV"}
+    assigned.update(w for rest in _READ.findall(written) for w in re.findall(r"\w+", rest))
+    return {**dict.fromkeys(_unset(written, assigned, {}), ""), **_own_defaults(text, lines)}
 
 
 def _own_defaults(text: str, lines: list[_Line]) -> dict[str, str]:
@@ -2573,11 +2601,13 @@ def _case_on_fixed(words: list[str], known: Mapping[str, str]) -> str | None:
     """The value a `case "$NAME" in` line compares when NAME is a variable of the environment
     the script is started with that it does not set otherwise (an image's `ENV MODE=prod`,
     a compose service's `environment`: `fixed`), as an `if` test on it is decided; None
-    when the word is another. Seen in emfoursolutions/trakbridge (`case "$FLASK_ENV"` in a
-    function `main` calls)."""
+    when the word is another. `case "${ROLE:-web}" in` compares ROLE's value, or `web` when
+    it is empty, as a test on that word does (ietf-tools/mailarchive: a Deployment setting
+    `CONTAINER_ROLE: celery` runs the `celery)` arm). Seen in emfoursolutions/trakbridge
+    (`case "$FLASK_ENV"` in a function `main` calls)."""
     if len(words) != 3 or words[1] in _FIRST_WORDS or words[1] in _ALL_WORDS:
         return None
-    return known.get(words[1])
+    return _known_value(words[1], known)
 
 
 #: A `case` on the first argument with a default word: `${1:-api}` (`${1-api}` too).
