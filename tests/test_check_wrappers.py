@@ -11,13 +11,13 @@ from servertune.check.graph import describe, launches
 from tests.folder_support import chains, check_folder, write
 
 
-def test_watchmedo_auto_restart_runs_the_command_after_its_options_as_a_development_launch(
+def test_watchmedo_auto_restart_runs_the_command_after_its_options_as_a_reloading_launch(
     tmp_path: Path,
 ) -> None:
     """`watchmedo auto-restart --directory=/app -p '*.py' --recursive -- SCRIPT ARGS` runs the
     script after `--` (seen in roboflow/inference's Dockerfile.onnx.cpu.dev), and the same
-    wrapper before a server's own command line runs that server: each is a launch, shown as a
-    development launch (watchmedo restarts it on every code change), not "starts no server"."""
+    wrapper before a server's own command line runs that server: each is a launch, shown as one
+    that reloads on code changes (watchmedo restarts it on every change), not "starts no server"."""
     write(
         tmp_path,
         {
@@ -36,7 +36,7 @@ def test_watchmedo_auto_restart_runs_the_command_after_its_options_as_a_developm
     assert found == [("Dockerfile:4", "uvicorn"), ("api/Dockerfile:2", "gunicorn")]
     lines = [describe(one) for one in launches(result.apps, result.links)]
     assert len(lines) == 2
-    assert all("a development launch" in line for line in lines)
+    assert all("(reloads on code changes" in line for line in lines)
 
 
 def test_monofy_runs_the_server_among_its_side_by_side_commands_after_its_pre_commands(
