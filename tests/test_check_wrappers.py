@@ -104,3 +104,29 @@ def test_environment_loaders_and_scheduling_wrappers_run_the_server_after_them(
     ]
     workers = {a.workers.value for a in result.apps if a.kind == "gunicorn" and a.workers}
     assert workers == {3, 2}
+
+
+def test_tini_options_are_no_program_and_a_module_with_flags_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """`ENTRYPOINT ["tini", "-g", "--", "env/bin/python", "-m", "pkg.main", "--single-process"]`
+    runs the project's module (its flags change nothing: its own code serves), so it is one
+    `not-followed` naming the module, never "starts no server" said of '-g -- ...' (seen in
+    SwissDataScienceCenter/renku-data-services); an image starting nothing is named by its
+    whole command, tini and its options first."""
+    write(
+        tmp_path,
+        {
+            "api/Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n"
+            'ENTRYPOINT ["tini", "-g", "--", "env/bin/python", "-m", "pkg.main",'
+            ' "--single-process"]\n',
+            "idle/Dockerfile": "FROM python:3.12\n"
+            'ENTRYPOINT ["tini", "-g", "-s", "--", "sleep", "infinity", "with", "more", "words"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    (followed,) = [n for n in result.notes if n.kind == "not-followed"]
+    assert followed.at.file.parent.name == "api"
+    assert "'env/bin/python -m pkg.main --single-process'" in followed.message
+    (idle,) = [n for n in result.notes if n.kind == "starts-no-server"]
+    assert "'tini -g -s -- sleep infinity with more words'" in idle.message

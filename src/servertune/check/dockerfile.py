@@ -1472,7 +1472,8 @@ def read_dockerfile(
         if below is not None:
             image, app = below
     if app is None:
-        shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
+        # The command from its program on: a wrapper's options (`tini -g --`) are its own.
+        shown = " ".join(w.text for w in entrypoint + cmd)
         if not shown and image.unset_from:
             raise _unset_from(path, text, image)
         if not shown and owned_base(image):
@@ -1495,7 +1496,7 @@ def read_dockerfile(
         if launched is not None:
             raise launched
         raise NothingToCheck(
-            f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
+            f"{path}: the image runs {_cut(shown)!r}, which starts no server check reads "
             f"({SERVERS_READ}): nothing to check"
         )
     started = shell_form(
@@ -1658,6 +1659,11 @@ _SCRIPT_WORD = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
 #: Where a base image keeps its own programs, never the build context's scripts; and the
 #: kernel's files (`tail -f /dev/null`), never a script at all.
 _SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/", "/dev/", "/proc/")
+
+
+def _cut(text: str, most: int = 80) -> str:
+    """`text`, or its first `most` characters and `...` when longer."""
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
