@@ -69,6 +69,7 @@ from servertune.check.commands import (
 )
 from servertune.check.heroku_images import heroku_built
 from servertune.check.model import (
+    S6_INIT,
     SERVERS_READ,
     AppServer,
     CheckInputError,
@@ -1747,6 +1748,8 @@ def _s6_services(
                         launched_by=(first, *app.launched_by),
                         started_by_base=base,
                         front_stops_with=_nginx_service_beside(image, folder, held),
+                        # s6-overlay's /init is PID 1: the run script's shell is not.
+                        init=app.init or Setting(S6_INIT, first),
                     ),
                     image,
                     held,
