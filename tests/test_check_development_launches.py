@@ -9,7 +9,7 @@ from pathlib import Path
 
 from servertune.check import check_files
 from servertune.check.discover import discover
-from servertune.check.graph import describe, launches
+from servertune.check.graph import describe, launch_json, launches
 from servertune.machine import Machine
 from tests.folder_support import check_folder, write
 
@@ -106,7 +106,8 @@ def test_a_reloader_in_a_compose_stack_named_for_production_is_a_fault(tmp_path:
     lines = [describe(one) for one in launches(result.apps, result.links)]
     (production,) = [line for line in lines if "docker-compose.prod.yml" in line]
     assert "a production launch (reloads on code changes" in production
-    assert [line for line in lines if "a development launch (reloads" in line]
+    # The base file alone is named for neither: its reloader alone makes no development launch.
+    assert [line for line in lines if "production's or a developer's (reloads" in line]
     folder = {"production/compose.yaml": "services:\n  django:\n    build: ..\n" + command}
     found = check_folder(write(tmp_path / "folder", {"Dockerfile": BASE + PRODUCTION, **folder}))
     assert [f.rule for f in found.findings] == ["reloader-in-production"]
@@ -218,3 +219,68 @@ def test_a_reload_switch_under_an_if_whose_then_is_on_the_next_line_follows_the_
             },
         )
         assert [f.rule for f in check_folder(root).findings] == expected, mode
+
+
+def test_a_procfile_web_process_with_a_reloader_is_production_and_web_dev_is_not(
+    tmp_path: Path,
+) -> None:
+    """A Procfile's `web` process is what the platform runs and routes requests to, so its
+    `gunicorn --reload` is one reloader-in-production note at its line, and the launch is no
+    development launch; a process named for development (`web_dev`) is one, judged for
+    nothing (seen in ourresearch/oadoi's Heroku Procfile)."""
+    result = check_folder(
+        write(
+            tmp_path,
+            {
+                "Procfile": "web: gunicorn views:app -w 3 --reload\n"
+                "web_dev: gunicorn views:app -w 2 --reload\n",
+            },
+        )
+    )
+    (note,) = [f for f in result.findings if f.rule == "reloader-in-production"]
+    assert (note.at.file.name, note.at.line) == ("Procfile", 1)
+    assert "the Procfile's web process" in note.message
+    marks = {
+        launch_json(one)["chain"][0]["line"]: launch_json(one)["development"]
+        for one in launches(result.apps, result.links)
+    }
+    assert marks == {1: False, 2: True}
+
+
+def test_a_recipe_named_for_production_runs_the_config_reloader_in_production(
+    tmp_path: Path,
+) -> None:
+    """A justfile recipe named for production (`prod:`) that runs hypercorn with a config
+    turning `use_reloader = true` on is a production launch: one reloader-in-production note
+    naming the recipe and the config's own setting, not `--reload`; the JSON launch is not
+    marked development for its reloader (seen in pyrox0/vgarchive). A `dev` recipe's is."""
+    result = check_folder(
+        write(
+            tmp_path,
+            {
+                "justfile": "dev:\n    hypercorn -c hypercorn.toml -b 127.0.0.1:9000 app:app\n\n"
+                "prod:\n    hypercorn -c hypercorn.toml --workers 8 app:app\n",
+                "hypercorn.toml": 'bind = "127.0.0.1:8000"\nuse_reloader = true\n',
+            },
+        )
+    )
+    (note,) = [f for f in result.findings if f.rule == "reloader-in-production"]
+    assert "use_reloader = true" in note.message
+    assert "the justfile's recipe prod" in note.message
+    marks = {
+        launch_json(one)["chain"][0]["line"]: launch_json(one)["development"]
+        for one in launches(result.apps, result.links)
+    }
+    assert marks == {2: True, 5: False}
+
+
+def test_a_reloader_alone_makes_no_development_launch(tmp_path: Path) -> None:
+    """A script running `uvicorn --reload`, under no name that says development or production,
+    is marked development neither in the JSON launch nor in its line: the reloader alone says
+    nothing of who runs it (the mark was circular, hiding reloaders in production)."""
+    result = check_folder(
+        write(tmp_path, {"server": "#!/bin/sh\nuvicorn app:webapp --reload --port 7007\n"})
+    )
+    (launch,) = launches(result.apps, result.links)
+    assert launch_json(launch)["development"] is False
+    assert "a development launch" not in describe(launch)

@@ -352,3 +352,21 @@ def test_no_cut_when_supervisord_stops_a_draining_nginx_first(tmp_path: Path) ->
             _findings(tmp_path, _supervised(uwsgi, nginx, stop)), "uwsgi-sigterm-cuts-requests"
         )
         assert bool(found) is said, (uwsgi, nginx, stop)
+
+
+def test_an_s6_run_script_without_exec_says_s6_overlay_is_pid_1(tmp_path: Path) -> None:
+    """An s6-overlay service's `run` script that starts gunicorn without exec: the shell is
+    not PID 1, s6-overlay's /init is; s6-supervise's SIGTERM kills the shell alone, and
+    gunicorn gets SIGTERM only at the shutdown's end, SIGKILLed S6_KILL_GRACETIME later; the
+    fix stays `exec` (seen in code4romania/redirectioneaza's backend service)."""
+    service = "rootfs/etc/s6-overlay/s6-rc.d/web/"
+    files = {
+        "Dockerfile": 'FROM python:3.12\nCOPY rootfs /\nENTRYPOINT ["/init"]\n',
+        service + "run": _START,
+    }
+    (finding,) = _rules(_findings(tmp_path, files), "entrypoint-without-exec")
+    assert "the shell is not PID 1: s6-overlay's /init (" in finding.message
+    assert "stays PID 1" not in finding.message
+    assert "S6_KILL_GRACETIME" in finding.message
+    assert finding.fix.startswith("exec gunicorn")
+    assert "just-containers/s6-overlay" in finding.backing

@@ -11,13 +11,13 @@ from servertune.check.graph import describe, launches
 from tests.folder_support import chains, check_folder, write
 
 
-def test_watchmedo_auto_restart_runs_the_command_after_its_options_as_a_development_launch(
+def test_watchmedo_auto_restart_runs_the_command_after_its_options_as_a_reloading_launch(
     tmp_path: Path,
 ) -> None:
     """`watchmedo auto-restart --directory=/app -p '*.py' --recursive -- SCRIPT ARGS` runs the
     script after `--` (seen in roboflow/inference's Dockerfile.onnx.cpu.dev), and the same
-    wrapper before a server's own command line runs that server: each is a launch, shown as a
-    development launch (watchmedo restarts it on every code change), not "starts no server"."""
+    wrapper before a server's own command line runs that server: each is a launch, shown as one
+    that reloads on code changes (watchmedo restarts it on every change), not "starts no server"."""
     write(
         tmp_path,
         {
@@ -36,7 +36,7 @@ def test_watchmedo_auto_restart_runs_the_command_after_its_options_as_a_developm
     assert found == [("Dockerfile:4", "uvicorn"), ("api/Dockerfile:2", "gunicorn")]
     lines = [describe(one) for one in launches(result.apps, result.links)]
     assert len(lines) == 2
-    assert all("a development launch" in line for line in lines)
+    assert all("(reloads on code changes" in line for line in lines)
 
 
 def test_monofy_runs_the_server_among_its_side_by_side_commands_after_its_pre_commands(
@@ -104,3 +104,29 @@ def test_environment_loaders_and_scheduling_wrappers_run_the_server_after_them(
     ]
     workers = {a.workers.value for a in result.apps if a.kind == "gunicorn" and a.workers}
     assert workers == {3, 2}
+
+
+def test_tini_options_are_no_program_and_a_module_with_flags_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """`ENTRYPOINT ["tini", "-g", "--", "env/bin/python", "-m", "pkg.main", "--single-process"]`
+    runs the project's module (its flags change nothing: its own code serves), so it is one
+    `not-followed` naming the module, never "starts no server" said of '-g -- ...' (seen in
+    SwissDataScienceCenter/renku-data-services); an image starting nothing is named by its
+    whole command, tini and its options first."""
+    write(
+        tmp_path,
+        {
+            "api/Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n"
+            'ENTRYPOINT ["tini", "-g", "--", "env/bin/python", "-m", "pkg.main",'
+            ' "--single-process"]\n',
+            "idle/Dockerfile": "FROM python:3.12\n"
+            'ENTRYPOINT ["tini", "-g", "-s", "--", "sleep", "infinity", "with", "more", "words"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    (followed,) = [n for n in result.notes if n.kind == "not-followed"]
+    assert followed.at.file.parent.name == "api"
+    assert "'env/bin/python -m pkg.main --single-process'" in followed.message
+    (idle,) = [n for n in result.notes if n.kind == "starts-no-server"]
+    assert "'tini -g -s -- sleep infinity with more words'" in idle.message

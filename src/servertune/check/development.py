@@ -11,6 +11,7 @@ deployed by another launch here (a Procfile, a pod, a platform), is no launch of
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,18 +19,27 @@ from pathlib import Path
 from servertune.check.commands import Word, is_dockerfile
 from servertune.check.deploy_installs import installed_as
 from servertune.check.development_folders import development_folder, tree_folders
+from servertune.check.entry_names import PROCFILE_WEB, entry_name
 from servertune.check.front_names import (
     DEVELOPMENT_WORDS,
     named_for_development,
     words_of,
 )
-from servertune.check.model import DEVELOPMENT_SERVER_DEPLOYED, AppServer, Location, note
+from servertune.check.model import (
+    DEVELOPMENT_SERVER_DEPLOYED,
+    AppServer,
+    Location,
+    Setting,
+    note,
+)
 from servertune.check.unfollowed import NOT_FOR_PRODUCTION, development_server_at
 
 __all__ = [
+    "DEVELOPMENT_LAUNCH",
     "compose_development_server",
     "development_folder",
     "development_reason",
+    "launch_line",
     "production_compose",
     "production_evidence",
     "production_launch",
@@ -39,6 +49,9 @@ __all__ = [
 #: Words of a compose file's name, or of a folder holding it, that say production's stack
 #: (`docker-compose.prod.yml`, `deploy/production/compose.yaml`).
 _PRODUCTION_WORDS = frozenset({"prod", "production"})
+#: How `development_reason` starts when names say a developer's run (not "no launch of its
+#: own"): the launch graph's `development` mark.
+DEVELOPMENT_LAUNCH = "a development launch"
 
 
 def production_launch(app: AppServer, overridden: bool) -> bool:
@@ -74,6 +87,10 @@ def production_evidence(app: AppServer, overridden: bool = True) -> str | None:
         if box.published:
             return f"compose runs the published image {box.published} with no source mounted"
         return None
+    start = launch_line(app)
+    entry = _entry_evidence(start) if start is not None else None
+    if entry is not None:
+        return entry
     if not app.launched_by:
         return None
     first = app.launched_by[0].file
@@ -94,6 +111,50 @@ def production_evidence(app: AppServer, overridden: bool = True) -> str | None:
     if twin is None:
         return None
     return f"{_development_twin(twin)} beside {twin.name} is the development one, this production's"
+
+
+def launch_line(app: AppServer) -> Location | None:
+    """The first line that starts `app`: its launcher's, else the first line its own file is
+    read at (a Procfile's `web:` line); None when no line is known."""
+    if app.launched_by:
+        return app.launched_by[0]
+    lines = [at.line for at in _settings_at(app) if at.file == app.file and at.line > 0]
+    return Location(app.file, min(lines)) if lines else None
+
+
+def _settings_at(app: AppServer) -> list[Location]:
+    found: list[Location] = []
+    for field in dataclasses.fields(app):
+        value = getattr(app, field.name)
+        for one in value if isinstance(value, tuple) else (value,):
+            found += [
+                s.at for s in (one if isinstance(one, tuple) else (one,)) if isinstance(s, Setting)
+            ]
+    return found
+
+
+def _entry_evidence(at: Location) -> str | None:
+    """What the entry the line `at` is written under says of production, in words: a
+    Procfile's `web` process, which the platform routes requests to (ourresearch/oadoi's
+    Heroku app), or a recipe or target named for production (`just prod`, pyrox0/vgarchive);
+    None for another entry, or in a tree folder named for development."""
+    name = entry_name(at)
+    if name is None or _entry_development(at) is not None:
+        return None
+    if name == PROCFILE_WEB and at.file.name == "Procfile":
+        return f"{at.file.name}'s {name} process is what the platform runs and routes requests to"
+    if words_of(name) & _PRODUCTION_WORDS:
+        return f"{at.file.name}'s entry {name!r} (line {at.line}) is named for production"
+    return None
+
+
+def _entry_development(at: Location) -> str | None:
+    """The Procfile process, recipe or target name the line `at` is under, or a tree folder
+    holding its file, when it says development (`web_dev:`, `just dev`); None otherwise."""
+    name = entry_name(at)
+    if name is not None and words_of(name) & DEVELOPMENT_WORDS:
+        return name
+    return next((f for f in tree_folders(at.file) if words_of(f) & DEVELOPMENT_WORDS), None)
 
 
 def _name_words(name: str) -> frozenset[str]:
@@ -223,6 +284,10 @@ def development_reason(app: AppServer, apps: Sequence[AppServer]) -> str | None:
     dev_file = _dev_file(app)
     if dev_file is not None:
         return f"a development launch (started through {dev_file.name}, named for one)"
+    start = launch_line(app)
+    entry = entry_name(start) if start is not None else None
+    if start is not None and entry is not None and words_of(entry) & DEVELOPMENT_WORDS:
+        return f"a development launch (started by {start.file.name}'s {entry!r}, named for one)"
     container = _dev_container(app)
     if container is not None:
         return container

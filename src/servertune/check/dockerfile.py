@@ -70,6 +70,7 @@ from servertune.check.commands import (
 )
 from servertune.check.heroku_images import heroku_built
 from servertune.check.model import (
+    S6_INIT,
     SERVERS_READ,
     AppServer,
     CheckInputError,
@@ -1501,7 +1502,8 @@ def read_dockerfile(
         if below is not None:
             image, app = below
     if app is None:
-        shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
+        # The command from its program on: a wrapper's options (`tini -g --`) are its own.
+        shown = " ".join(w.text for w in entrypoint + cmd)
         if not shown and image.unset_from:
             raise _unset_from(path, text, image)
         if not shown and owned_base(image):
@@ -1524,7 +1526,7 @@ def read_dockerfile(
         if launched is not None:
             raise launched
         raise NothingToCheck(
-            f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
+            f"{path}: the image runs {_cut(shown)!r}, which starts no server check reads "
             f"({SERVERS_READ}): nothing to check"
         )
     started = shell_form(
@@ -1704,6 +1706,11 @@ _SCRIPT_WORD = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
 _SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/", "/dev/", "/proc/")
 
 
+def _cut(text: str, most: int = 80) -> str:
+    """`text`, or its first `most` characters and `...` when longer."""
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
 def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
     """NotFollowed when the command runs a script the image does not hold here (not in the
     build context, not written by a heredoc): what it starts is unknown, not nothing. The
@@ -1785,6 +1792,8 @@ def _s6_services(
                         launched_by=(first, *app.launched_by),
                         started_by_base=base,
                         front_stops_with=_nginx_service_beside(image, folder, held),
+                        # s6-overlay's /init is PID 1: the run script's shell is not.
+                        init=app.init or Setting(S6_INIT, first),
                     ),
                     image,
                     held,

@@ -20,7 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from servertune.check.chain import BalancerLink, Link
-from servertune.check.development import development_reason, production_evidence
+from servertune.check.development import (
+    DEVELOPMENT_LAUNCH,
+    development_reason,
+    production_evidence,
+)
 from servertune.check.model import ASSUMED_UNSET, UNCALLED, AppServer, Location, Note, Setting
 
 __all__ = [
@@ -417,8 +421,16 @@ def describe(launch: Launch) -> str:
     if app.reloads is not None:
         # A reloader (`--reload`) runs no count worth judging; it is a developer's run unless
         # the files say a deployment runs it (reloader-in-production says so there).
+        # The reloader alone makes no development launch: names do (`not_judged`), else the
+        # launch is said to be neither when no file says a deployment runs it.
         production = production_evidence(app, overridden=False)
-        run = "a production launch" if production else "a development launch"
+        run = (
+            "a production launch"
+            if production
+            else "a development launch"
+            if is_development(launch)
+            else "a launch no file says is production's or a developer's"
+        )
         server = (
             f"{app.kind} on {sockets}, {run} (reloads on code changes, {app.reloads.at}): not sized"
         )
@@ -427,6 +439,12 @@ def describe(launch: Launch) -> str:
         server += f", {launch.not_judged}: faults not judged"
     fronts = ", ".join(_front_text(launch, index) for index in range(len(launch.fronts)))
     return " -> ".join([*steps, server]) + f"; behind {fronts or 'no front found'}"
+
+
+def is_development(launch: Launch) -> bool:
+    """The launch is a developer's by its names (`development_reason`): a reloader alone
+    (`--reload`) does not say so, as a Procfile's `web` process or a unit may run one."""
+    return launch.not_judged.startswith(DEVELOPMENT_LAUNCH)
 
 
 def _included_from(launch: Launch, index: int) -> tuple[Location, ...]:
@@ -477,7 +495,7 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         "workers": app.workers.value,
         "threads": app.threads.value,
         "sockets": [s.value for s in app.sockets],
-        "development": app.reloads is not None,
+        "development": is_development(launch),
         "config": str(app.config_file.file)
         if app.config_file is not None
         else _config_in_chain(launch),

@@ -18,6 +18,7 @@ with their idle timeouts, for the keep-alive rules.
 from __future__ import annotations
 
 import contextvars
+import math
 import posixpath
 import re
 import shlex
@@ -426,10 +427,11 @@ def _config_maps(objects: list[_Node]) -> dict[str, _Node]:
 
 
 def _environment(
-    container: _Node, maps: dict[str, _Node]
+    container: _Node, maps: dict[str, _Node], only: bool = False
 ) -> tuple[dict[str, str], dict[str, Location]]:
     """The container's environment as the kubelet builds it (envFrom first, then env, each
-    `$(VAR)` in a value expanded from the variables before it), and each variable's line."""
+    `$(VAR)` in a value expanded from the variables before it), and each variable's line.
+    `only`: the container is its pod's one container (a `resourceFieldRef` names it)."""
     env: dict[str, str] = {}
     where: dict[str, Location] = {}
     for source in container.each("envFrom"):
@@ -457,7 +459,40 @@ def _environment(
             if found is not None:
                 env[key] = found.text() or ""
                 where[key] = found.at
+        cpu = _cpu_field(container, item.get("valueFrom", "resourceFieldRef"), only)
+        if cpu is not None:
+            env[key], where[key] = cpu
     return env, where
+
+
+def _cpu_field(container: _Node, ref: _Node | None, only: bool) -> tuple[str, Location] | None:
+    """The value the downward API gives an env var from `resourceFieldRef: {resource:
+    limits.cpu}` (or `requests.cpu`): the container's own quantity divided by `divisor` (1
+    unless set) and rounded up to a whole number, as the kubelet writes it (project-koku/koku's
+    POD_CPU_LIMIT, which its gunicorn config sizes workers by). None when the quantity is not
+    written here (an unset limit gives the node's CPU count) or the field names another
+    container of a pod of several."""
+    if ref is None:
+        return None
+    resource = ref.get("resource")
+    field = (resource.text() if resource is not None else None) or ""
+    if field not in ("limits.cpu", "requests.cpu"):
+        return None
+    named = ref.get("containerName")
+    own = container.get("name")
+    if named is not None and not only and (named.text() or "") != (own.text() if own else None):
+        return None
+    kind, _, _ = field.partition(".")
+    written = container.get("resources", kind, "cpu")
+    quantity = _quantity(written, field, Decimal(1))
+    divisor = ref.get("divisor")
+    try:
+        by = parse_quantity(divisor.text() or "1") if divisor is not None else Decimal(1)
+    except ValueError:
+        return None
+    if quantity is None or written is None or by <= 0:
+        return None
+    return str(math.ceil(parse_quantity(written.text() or "") / by)), written.at
 
 
 def _quantity(node: _Node | None, field: str, scale: Decimal) -> Setting[float] | None:
@@ -1221,7 +1256,7 @@ def _read_pod(
     maps, services, routed, balanced = shared
     obj, name = workload
     for container in containers:
-        env, env_at = _environment(container, maps)
+        env, env_at = _environment(container, maps, only=len(containers) == 1)
         argv = _command(container, env)
         unresolved: tuple[Setting[str], ...] = ()
         # No `command`: the image's ENTRYPOINT runs, with `args` (if given) for its CMD.

@@ -19,6 +19,7 @@ __all__ = [
     "ASSUMED_UNSET",
     "DEVELOPMENT_SERVER_DEPLOYED",
     "IGNORED_BY_PLATFORM",
+    "S6_INIT",
     "SERVERS",
     "SERVERS_READ",
     "UNCALLED",
@@ -694,6 +695,9 @@ IGNORED_BY_PLATFORM = "ignored-by-platform"
 #: runserver`) started where a deployment runs it (an image's own command, a compose file named
 #: for production), turned into the `development-server-in-production` rule's warning.
 DEVELOPMENT_SERVER_DEPLOYED = "development-server-in-production"
+#: `AppServer.init` of a server an s6-overlay service's `run` script starts: `/init` is PID 1
+#: and s6-supervise, not an init's signal forwarding, stops the script.
+S6_INIT = "s6-overlay /init"
 
 #: The kinds of coverage note: what check could not see, and why. A note is not a finding: it
 #: never changes the exit status (a team removes a hook that fails on what it could

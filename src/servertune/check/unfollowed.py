@@ -231,9 +231,10 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
             return f"its subcommand {word.text!r} starts a server"
         if _APP_OBJECT.match(word.text) and _first_positional(args, index):
             return f"it is given the app {word.text}, as a server's command line names it"
-    if module and name.split(".")[0] not in _TOOL_MODULES and not args:
+    if module and name.split(".")[0] not in _TOOL_MODULES and all(a.text[:1] == "-" for a in args):
         # `python -m openslides_backend`: the project's package run as the program; what it
-        # listens on is in its own code.
+        # listens on is in its own code. Its own flags change nothing of that (`-m
+        # renku_data_services.data_api.main --single-process`, SwissDataScienceCenter's image).
         return f"it runs the Python module {name}, whose own code decides what it serves"
     if find_config is not None and name not in _SHELL_OWN:
         from servertune.check.packaging import declared_script

@@ -12,9 +12,10 @@ from decimal import Decimal, InvalidOperation
 
 from servertune.check.commands import is_dockerfile
 from servertune.check.deploy_installs import installed_as
-from servertune.check.development import production_evidence, production_launch
+from servertune.check.development import launch_line, production_evidence, production_launch
+from servertune.check.entry_names import entry_words
 from servertune.check.front_names import line_named_for_development
-from servertune.check.model import AppServer, Finding, Severity
+from servertune.check.model import AppServer, Finding, Location, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import spelled
@@ -278,7 +279,7 @@ def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
             else "watches the files and restarts the workers on every change"
         )
         started = _started(app)
-        written = "--reload" if app.kind != "gunicorn" or app.command_line else "reload = True"
+        written = _reload_written(app, app.reloads.at)
         finding = rule.finding(
             app.reloads.at,
             f"{app.kind} {written} is the only launch of {started}: the reloader {what}, a "
@@ -299,6 +300,19 @@ def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
             severity=Severity.warning,
             message=f"{finding.message} (a warning, not a note: {evidence})",
         )
+
+
+#: How a config file (not a command line) turns each server's reloader on.
+_RELOAD_SETTING = {"gunicorn": "reload = True", "hypercorn": "use_reloader = true"}
+
+
+def _reload_written(app: AppServer, at: Location) -> str:
+    """`--reload`, or the config setting that turned the reloader on where `at` is in the
+    server's config file (pyrox0/vgarchive's hypercorn.toml `use_reloader = true`)."""
+    in_config = app.config_file is not None and at.file == app.config_file.file
+    if app.kind in _RELOAD_SETTING and (in_config or not app.command_line):
+        return _RELOAD_SETTING[app.kind]
+    return "--reload"
 
 
 def _every(c: Context) -> list[AppServer]:
@@ -343,6 +357,10 @@ def _started(app: AppServer) -> str:
     if app.container is not None:
         return f"the {app.container.platform} container {app.container.name}"
     first = app.launched_by[0].file if app.launched_by else app.file
+    start = launch_line(app)
+    entry = entry_words(start) if start is not None else None
+    if entry is not None:
+        return entry
     if first.suffix == ".service":
         return f"the systemd unit {first.name}"
     installed = installed_as(first)

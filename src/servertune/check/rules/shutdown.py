@@ -14,7 +14,15 @@ from dataclasses import replace
 from servertune.check.base_shells import sh_words
 from servertune.check.commands import WRAPPERS, dockerfile_name
 from servertune.check.hypercorn import HYPERCORN_DOCS
-from servertune.check.model import AppServer, Container, Finding, Location, Setting, Severity
+from servertune.check.model import (
+    S6_INIT,
+    AppServer,
+    Container,
+    Finding,
+    Location,
+    Setting,
+    Severity,
+)
 from servertune.check.platforms import CLOUDFOUNDRY_STOP_GRACE_S
 from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
@@ -411,6 +419,8 @@ def _shell_parent(app: AppServer, kind: str) -> tuple[str, str] | None:
     init = app.init or (Setting("tini", compose.at) if compose is not None else None)
     if init is None:
         return None
+    if init.value == S6_INIT:
+        return _s6_parent(init.at, kind)
     words = init.value.split()
     name = (
         "compose's `init: true` (tini)"
@@ -436,6 +446,20 @@ def _shell_parent(app: AppServer, kind: str) -> tuple[str, str] | None:
         what,
         (_DUMB_INIT if words[0] == "dumb-init" else _TINI) + "; " + _PID_NAMESPACES,
     )
+
+
+def _s6_parent(at: Location, kind: str) -> tuple[str, str]:
+    """What happens to SIGTERM when an s6-overlay service's `run` script runs `kind` as the
+    shell's child (code4romania/redirectioneaza's backend service), and the backing."""
+    what = (
+        f"the shell is not PID 1: s6-overlay's /init ({at}) is, and s6-supervise stops the "
+        "service by signalling the run script's own process, the shell, which, not PID 1, "
+        f"dies of it at once without passing it on; {kind} gets SIGTERM only at the end of "
+        "the container's shutdown, when s6-overlay signals every process left, and is "
+        "SIGKILLed S6_KILL_GRACETIME later (3 s unless the image sets it): a drain longer "
+        "than that is cut"
+    )
+    return what, _S6_OVERLAY + "; " + _S6_SUPERVISE
 
 
 def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Setting[str]]]:
@@ -599,6 +623,16 @@ def _group_signalled(app: AppServer, finding: Finding) -> Finding:
 
 
 #: Docker's init (`init: true`, `docker run --init`) is tini.
+_S6_OVERLAY = (
+    "https://github.com/just-containers/s6-overlay#customizing-s6-overlay-behaviour "
+    "(S6_KILL_GRACETIME, default 3000: how long s6 waits, at the end of the shutdown procedure "
+    "when all the processes have received a TERM signal, for them to die before sending a KILL "
+    "signal)"
+)
+_S6_SUPERVISE = (
+    "https://skarnet.org/software/s6/s6-svc.html (-d: sends the service a SIGTERM and a "
+    "SIGCONT, to its process: the run script's, or what it execs into)"
+)
 _TINI = (
     "https://docs.docker.com/reference/compose-file/services/#init; "
     "https://github.com/krallin/tini (signals go to the child; when it exits, Tini exits as "
