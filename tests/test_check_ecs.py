@@ -232,3 +232,26 @@ def test_container_list_a_terraform_file_reads_is_one_launch(tmp_path: Path) -> 
     (app,) = on_ecs(result)
     assert app.container is not None
     assert app.container.name == "django"
+
+
+def test_a_container_running_an_image_the_deployment_names_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """A container with no command whose image only the deployment names (`"image":
+    "${django_url}"`, seen in azavea/pfb-network-connectivity's task-definitions/app.json)
+    runs that image's own command, which no file here ties to a Dockerfile: a not-followed
+    note at its `image`, never "starts no server"; a library image's container is no note."""
+    write(
+        tmp_path,
+        {
+            "deployment/task-definitions/app.json": '[{"name": "django", "essential": true,\n'
+            '  "image": "${django_url}", "memory": 1024},\n'
+            ' {"name": "cache", "image": "redis:7", "essential": true}]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    (followed,) = notes(result, "not-followed")
+    assert followed.startswith("app.json:2 ")
+    assert "image '${django_url}'" in followed
+    assert not notes(result, "starts-no-server")

@@ -332,6 +332,8 @@ def read_task_definitions(
                 elif _runs_in_untied_image(container):
                     untied.append(_untied(file, container))
     if not apps and untied:
+        for at, message in untied[1:]:  # the file's own note says the first
+            note("not-followed", at, message)
         at, message = untied[0]
         raise NotFollowed(f"{at}: {message}")
     for at, message in untied:
@@ -368,6 +370,11 @@ def _runs_in_untied_image(container: _Object) -> bool:
     arguments of a program, not one) and no Dockerfile here is tied to that image: what runs
     them is not known. A command that names a program (`celery worker`) runs it."""
     command = container.get("command")
+    if "entryPoint" not in container and command is None:
+        # No command of its own: its image's runs, and an image the deployment names
+        # (`"image": "${app_server_django_url}"`) may be the project's.
+        image = container.get("image")
+        return isinstance(image, str) and "$" in image.rsplit(":", 1)[0]
     return (
         "entryPoint" not in container
         and isinstance(command, list)
@@ -379,6 +386,11 @@ def _runs_in_untied_image(container: _Object) -> bool:
 def _untied(file: Path, container: _Object) -> tuple[Location, str]:
     name, image = container.get("name"), container.get("image")
     shown = image if isinstance(image, str) else "an image set where it is deployed"
+    if container.get("command") is None:
+        return Location(file, container.lines.get("image", 1)), (
+            f"not followed: container {name!r} runs the command of image {shown!r}, which the "
+            "files do not tie to a Dockerfile here: what it starts is not known"
+        )
     return Location(file, container.lines.get("command", 1)), (
         f"not followed: container {name!r} gives its command to the ENTRYPOINT of {shown!r}, "
         "which the files do not tie to a Dockerfile here: what runs the command is not known"
