@@ -311,6 +311,14 @@ def _may_be_ours(
     with resolve.within_default(referrer) as root:
         if _shares_words(path, root):
             return True
+        owner = origin_owner(root)
+    # Not another known owner's image, nor a project's own `minio/minio`, `clamav/clamav`.
+    image_owner, _, last = path.rpartition("/")
+    image_owner = image_owner.rsplit("/", 1)[-1]
+    if words(image_owner) == words(last) or (
+        owner is not None and words(image_owner) != words(owner)
+    ):
+        return False
     folder = referrer.absolute().parent
     return any(i.path.absolute().parent == folder for i in images)
 
