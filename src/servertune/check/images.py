@@ -303,9 +303,9 @@ def _may_be_ours(
     path: str, left: list[str] | None, images: Sequence[Image], referrer: Path
 ) -> bool:
     """The name may be the project's, which a not-followed note says: it holds the
-    repository's name, shares a word with it (`_shares_words`), or a Dockerfile of the run sits
-    in the folder of the file naming it (`deploy/compose.yml` running `ghcr.io/org/app:prod`
-    beside `deploy/Dockerfile`: never "starts no server")."""
+    repository's name, shares a word with it (`_shares_words`), or the one Dockerfile of a
+    folder below the root sits beside the file naming it (`deploy/compose.yml` running
+    `ghcr.io/org/app:prod` beside `deploy/Dockerfile`: never "starts no server")."""
     if left is not None:
         return True
     with resolve.within_default(referrer) as root:
@@ -319,8 +319,12 @@ def _may_be_ours(
         owner is not None and words(image_owner) != words(owner)
     ):
         return False
+    # A deployment folder holding the file and one Dockerfile (`deploy/`), not the root,
+    # where a compose file's other owners' images (`vendor/mcp`) sit beside the project's.
     folder = referrer.absolute().parent
-    return any(i.path.absolute().parent == folder for i in images)
+    if folder == root.absolute():
+        return False
+    return len([i for i in images if i.path.absolute().parent == folder]) == 1
 
 
 def _guessed(
