@@ -132,3 +132,27 @@ def test_two_targets_keep_the_plain_reading_and_name_both(tmp_path: Path) -> Non
     (note,) = _chosen(root)
     assert "`--target dev` at scripts/dev.sh:2" in note
     assert "`--target production` at .github/workflows/ci.yml:6" in note
+
+
+def test_a_scripts_docker_build_context_is_the_images_context(tmp_path: Path) -> None:
+    """docker/manage (a shell script with no suffix) builds `docker build -t app -f
+    ./api/Dockerfile ..` from its own folder: the image's build context is the repository's
+    root, which holds the `./api` its COPY names and the entrypoint the image runs, though
+    docker/ alone would have held the COPY's other source too; a `build-context` note names the
+    script's line (seen in bcgov/vc-authn-oidc)."""
+    files = {
+        "docker/manage": "#!/bin/bash\nbuild() {\n  docker build \\\n    -t 'app' \\\n"
+        "    -f './api/Dockerfile' '..'\n}\n",
+        "docker/api/Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY README.md ./\n"
+        'COPY ./api .\nENTRYPOINT ["./entrypoint.sh"]\n',
+        "docker/README.md": "docker\n",
+        "README.md": "root\n",
+        "api/entrypoint.sh": "#!/bin/sh\nexec uvicorn main:app --port 5000\n",
+    }
+    root = write(tmp_path / "proj", files)
+    result = check_folder(root)
+    assert (["docker/api/Dockerfile:5", "api/entrypoint.sh:2"], "uvicorn", 1) in chains(
+        result, root
+    )
+    said = [n.message for n in result.notes if n.kind == "build-context"]
+    assert any("docker/manage:3" in m for m in said)

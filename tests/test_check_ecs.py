@@ -154,3 +154,104 @@ def test_options_given_to_an_image_not_tied_here_are_not_followed(tmp_path: Path
     assert followed.startswith("app.json.tmpl:2 ")
     assert "ENTRYPOINT of '${image}'" in followed
     assert not notes(result, "starts-no-server")
+
+
+CONTAINERS_TEMPLATE = """\
+[
+  {
+    "name": "django",
+    "image": "${image}",
+    "command": ["gunicorn", "-b", ":8080", "--workers=${workers}", "shop.wsgi"],
+    "portMappings": [{ "containerPort": ${app_port}, "hostPort": ${app_port} }]
+  }
+]
+"""
+
+
+def test_container_list_named_app_json_is_read_as_ecs_containers_with_placeholders(
+    tmp_path: Path,
+) -> None:
+    """A JSON list of ECS container definitions kept for Terraform's `templatefile`, named
+    `app.json` under `task-definitions/` (seen in opensupplyhub/open-supply-hub and
+    azavea/pfb-network-connectivity), is no Heroku app.json: it is read as ECS containers,
+    its unquoted `${app_port}` placeholders as values known only when Terraform runs, and the
+    run never exits with an error."""
+    write(
+        tmp_path,
+        {
+            "deployment/terraform/task-definitions/app.json": CONTAINERS_TEMPLATE,
+            "deployment/terraform/task-definitions/app_dd.json": '[{"name": "dd", '
+            '"image": "${image}", "essential": true,\n'
+            '  "command": ["uvicorn", "app.main:app", "--port", "80"]}]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    apps = {a.container.name: a for a in on_ecs(result) if a.container is not None}
+    assert sorted(apps) == ["dd", "django"]
+    assert apps["django"].kind == "gunicorn"
+    assert apps["dd"].kind == "uvicorn"
+
+
+def test_container_list_gives_its_command_to_the_entrypoint_of_a_tied_image(
+    tmp_path: Path,
+) -> None:
+    """A container of such a list whose `command` is options (`-b :8080 ... shop.wsgi`) runs
+    under the ENTRYPOINT of the image a Dockerfile here builds (`acme/shop` by
+    `shop/Dockerfile`, as compose images are tied): one gunicorn launch with those options."""
+    write(
+        tmp_path,
+        {
+            "shop/Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n"
+            'ENTRYPOINT ["/usr/local/bin/gunicorn"]\nCMD ["shop.wsgi"]\n',
+            "infra/task-definitions/app.json": '[{"name": "shop", '
+            '"image": "ghcr.io/acme/shop:${tag}",\n'
+            '  "command": ["-b :8080", "--workers=3", "shop.wsgi"]}]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    (app,) = on_ecs(result)
+    assert app.kind == "gunicorn"
+    assert app.workers.value == 3
+
+
+def test_container_list_a_terraform_file_reads_is_one_launch(tmp_path: Path) -> None:
+    """A container list that a Terraform `aws_ecs_task_definition` here reads with
+    `templatefile()` is read through that Terraform file alone: one launch, not two."""
+    write(
+        tmp_path,
+        {
+            "tf/ecs.tf": 'resource "aws_ecs_task_definition" "app" {\n  container_definitions = '
+            'templatefile("${path.module}/task-definitions/app.json", {})\n}\n',
+            "tf/task-definitions/app.json": CONTAINERS_TEMPLATE,
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    (app,) = on_ecs(result)
+    assert app.container is not None
+    assert app.container.name == "django"
+
+
+def test_a_container_running_an_image_the_deployment_names_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """A container with no command whose image only the deployment names (`"image":
+    "${django_url}"`, seen in azavea/pfb-network-connectivity's task-definitions/app.json)
+    runs that image's own command, which no file here ties to a Dockerfile: a not-followed
+    note at its `image`, never "starts no server"; a library image's container is no note."""
+    write(
+        tmp_path,
+        {
+            "deployment/task-definitions/app.json": '[{"name": "django", "essential": true,\n'
+            '  "image": "${django_url}", "memory": 1024},\n'
+            ' {"name": "cache", "image": "redis:7", "essential": true}]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    (followed,) = notes(result, "not-followed")
+    assert followed.startswith("app.json:2 ")
+    assert "image '${django_url}'" in followed
+    assert not notes(result, "starts-no-server")

@@ -879,3 +879,65 @@ def test_a_base_image_built_by_a_sibling_dockerfile_carries_its_copied_script(
     )
     result = check(root)
     assert chains(result, root) == [["dockerfiles/Dockerfile.api", "api/run_uwsgi.sh"]]
+
+
+def test_an_unowned_name_another_compose_file_builds_and_tags_is_that_build(
+    tmp_path: Path,
+) -> None:
+    """The root compose runs `${registry}core:${CORE_VERSION}` and dev/compose.yml builds and
+    tags that very name from core/Dockerfile (both blank until the deployment's .env fills
+    them, seen in exadel-inc/CompreFace): the service runs that build's server. A library
+    image's name (`postgres`) with another tag than the one built is still the library's."""
+    files = {
+        "docker-compose.yml": "services:\n  core:\n    image: ${registry}core:${CORE_VERSION}\n"
+        "  db:\n    image: postgres:16\n",
+        "dev/docker-compose.yml": "services:\n  core:\n    image: ${registry}core:${CORE_VERSION}\n"
+        "    build:\n      context: ../core\n"
+        "  db:\n    image: postgres:custom\n    build:\n      context: ../db\n",
+        "core/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "-w", "3", "-b", ":3000", "a:b"]\n',
+        "db/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "-b", ":5432", "db:app"]\n',
+    }
+    root = write(tmp_path / "face", files)
+    result = check(root)
+    assert ["docker-compose.yml", "core/Dockerfile"] in chains(result, root)
+    assert not any(
+        c[0] == "docker-compose.yml" and "db/Dockerfile" in c for c in chains(result, root)
+    )
+
+
+def test_a_dockerfile_tagged_so_in_its_own_comment_is_the_image_of_that_name(
+    tmp_path: Path,
+) -> None:
+    """deploy/docker-compose.yml runs `registry.example.org/team/shop_api-v3:prod` and the
+    Dockerfile beside it says in its own comment it is built with `docker build -t
+    shop_api_v3 -f deploy/Dockerfile .` (seen in HumanBrainProject/hbp-validation-framework):
+    the service runs that image's server, never "starts no server"."""
+    files = {
+        "api/deploy/docker-compose.yml": "services:\n  web:\n"
+        "    image: registry.example.org/team/shop_api-v3:prod\n",
+        "api/deploy/Dockerfile": "# From the parent folder:\n"
+        "#   docker build -t shop_api_v3 -f deploy/Dockerfile .\n"
+        'FROM python:3.12\nCMD ["uvicorn", "shop.main:app", "--port", "80"]\n',
+    }
+    root = write(tmp_path / "proj", files)
+    result = check(root)
+    assert ["api/deploy/docker-compose.yml", "api/deploy/Dockerfile"] in chains(result, root)
+
+
+def test_an_untied_image_beside_a_dockerfile_is_not_followed_not_no_server(
+    tmp_path: Path,
+) -> None:
+    """deploy/compose.yml runs `ghcr.io/org/app:prod` beside deploy/Dockerfile, and nothing
+    says that Dockerfile builds that name: the service is a not-followed note naming the
+    image, never "starts no server" for the compose file, and no link."""
+    files = {
+        "deploy/compose.yml": "services:\n  app:\n    image: ghcr.io/org/app:prod\n",
+        "deploy/Dockerfile": 'FROM python:3.12\nCOPY . /app\nCMD ["uvicorn", "app:app"]\n',
+    }
+    root = write(tmp_path / "proj", files)
+    result = check(root)
+    assert not any(c[0] == "deploy/compose.yml" for c in chains(result, root))
+    assert any("image ghcr.io/org/app:prod" in m for m in unfollowed(result))
+    assert not [
+        n for n in result.notes if n.kind == "starts-no-server" and n.at.file.name == "compose.yml"
+    ]

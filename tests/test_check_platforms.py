@@ -500,3 +500,26 @@ def test_nomad_job_tasks_start_their_docker_image_or_exec_command(tmp_path: Path
     assert uvicorn.stop_signal is not None
     assert uvicorn.stop_signal.value == "INT"
     assert any("secrets/app.env" in str(n) for n in result.notes)
+
+
+def test_only_an_app_json_at_the_root_or_beside_a_procfile_is_herokus(tmp_path: Path) -> None:
+    """An `app.json` is Heroku's only at the repository's root or beside the Procfile Heroku
+    runs: one elsewhere (`deploy/app.json`, some other tool's file of that name, as in
+    azavea/pfb-network-connectivity's task-definitions) is no Heroku launch and no error; a
+    root app.json with unquoted `${name}` placeholders is a template, said not followed,
+    never a JSON syntax error."""
+    write(
+        tmp_path,
+        {
+            "app.json": '{"name": "shop", "env": {"PORT": ${port}}}\n',
+            "Procfile": "web: gunicorn -w 2 shop.wsgi\n",
+            "deploy/app.json": '{"name": "x", "env": {"WEB_CONCURRENCY": "9"}}\n',
+            "deploy/start.sh": "#!/bin/sh\nexec gunicorn -w 3 shop.wsgi\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert not [a for a in result.apps if a.container and a.container.platform == "heroku"]
+    said = [n for n in result.notes if n.kind == "not-followed" and n.at.file.name == "app.json"]
+    assert [n.at.file.parent for n in said] == [tmp_path]
+    assert "template" in said[0].message

@@ -953,7 +953,8 @@ def _read_all(
     # Entered in order: a front's start is read with the images of the run set.
     token = NGINX_READER.set(read_started_nginx)  # a supervisord program's nginx
     try:
-        with collect_refused() as refused:
+        # The images too are built from the contexts the build commands give.
+        with collect_refused() as refused, built_by_compose(paths):
             images = read_images(paths)
             with (
                 images_of_run(images, _builds(paths)),
@@ -961,7 +962,6 @@ def _read_all(
                 fronts_of_run(paths, images),
                 config_maps_of_run(paths),
                 written_by_scripts(paths),
-                built_by_compose(paths),
             ):
                 reading, errors = _read_each(paths, env, kind)
                 reading = dataclasses.replace(reading, apps=_scripts_in_images(reading.apps))

@@ -14,6 +14,7 @@ says nothing."""
 from __future__ import annotations
 
 import contextvars
+import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from pathlib import Path
 from servertune.check import memo, resolve
 from servertune.check.model import Location, note
 
-__all__ = ["Chosen", "built_by_compose", "chosen_stage", "shown"]
+__all__ = ["Chosen", "built_by_compose", "chosen_context", "chosen_stage", "shown"]
 
 #: The Dockerfiles (resolved) the run's compose files build: their stage is the service's.
 _COMPOSE_BUILT: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar(
@@ -52,6 +53,8 @@ class Chosen:
     #: Each `--build-arg NAME=value` with its line.
     arguments: tuple[tuple[str, str, int], ...]
     at: Location
+    #: The build context it gives (`docker build -f F CTX`), resolved; None when not read.
+    context: Path | None = None
 
 
 @contextmanager
@@ -64,10 +67,14 @@ def built_by_compose(paths: Sequence[Path]) -> Iterator[None]:
         built: frozenset[Path] = frozenset()
     else:
         built = dockerfiles_built(paths)
+    from servertune.check.dockerfile import BUILT_IN
+
     token = _COMPOSE_BUILT.set(built)
+    hook = BUILT_IN.set(chosen_context)
     try:
         yield
     finally:
+        BUILT_IN.reset(hook)
         _COMPOSE_BUILT.reset(token)
 
 
@@ -109,6 +116,32 @@ def chosen_stage(dockerfile: Path, text: str) -> tuple[str, Location] | None:
     return names[stage.lower()], at
 
 
+def chosen_context(dockerfile: Path) -> Path | None:
+    """The build context every build command of the repository gives `dockerfile` (`docker
+    build -f ./oidc-controller/Dockerfile ..` in a script), with a note naming the first;
+    None when none gives one, a compose file of the run builds it (its `context` decides) or
+    they disagree."""
+    root = resolve.root()
+    wanted = dockerfile.resolve()
+    if root is None or wanted in _COMPOSE_BUILT.get():
+        return None
+    mine = [c for c in _choices(root) if c.dockerfile == wanted]
+    contexts = {c.context for c in mine}
+    if len(contexts) != 1 or None in contexts:
+        return None
+    ((context,),) = [tuple(contexts)]
+    if context is None or not context.is_dir() or not resolve.inside(context):
+        return None
+    written = os.path.relpath(context, root)
+    note(
+        "build-context",
+        Location(dockerfile),
+        f"{dockerfile}: built from {written}, the context `docker build` gives it at "
+        f"{shown(mine[0].at)}",
+    )
+    return resolve.tree_form(context, dockerfile)
+
+
 def shown(at: Location) -> str:
     """`at` as the repository writes it: from its root (`.github/workflows/ci.yml:12`)."""
     root = resolve.root()
@@ -141,11 +174,29 @@ def _choices(root: Path) -> tuple[Chosen, ...]:
 
         files = [*build_files(root)]
         files += sorted({p for pattern in _MORE_FILES for p in root.glob(pattern) if p.is_file()})
+        files += _shell_scripts(root)
         # A build file linked from outside the tree is never opened (`resolve`).
         inside = [f for f in dict.fromkeys(files) if resolve.inside(f)]
         return tuple(c for file in inside for c in _read(file, root))
 
     return memo.recall(memo.run_table("build targets"), str(root), found)
+
+
+def _shell_scripts(root: Path) -> list[Path]:
+    """The shell scripts without a suffix at the root or one folder down (`docker/manage`,
+    a project's build-and-run helper): their `docker build` lines are the project's too."""
+    found: list[Path] = []
+    for path in sorted([*root.glob("*"), *root.glob("*/*")]):
+        if path.suffix or not path.is_file():
+            continue
+        try:
+            with path.open("rb") as opened:
+                first = opened.readline(200)
+        except OSError:
+            continue
+        if first.startswith(b"#!") and re.search(rb"\b(?:ba|da|z|k)?sh\b", first):
+            found.append(path)
+    return found
 
 
 def _read(file: Path, root: Path) -> Iterator[Chosen]:
@@ -198,11 +249,13 @@ def _command(file: Path, root: Path, lines: list[str], number: int, rest: str) -
         return
     if target is not None and not re.fullmatch(r"[\w.-]+", target[0]):
         target = ("$", target[1])  # a target a variable gives: one not known here
-    path = _dockerfile(file, root, dockerfile)
-    if path is not None:
+    resolved = _dockerfile(file, root, dockerfile)
+    if resolved is not None:
+        path, folder = resolved
         line = target[1] if target else number
         stage = target[0] if target else None
-        yield Chosen(path, stage, tuple(arguments), Location(file, line))
+        given = (folder / context).resolve() if context and "$" not in context else None
+        yield Chosen(path, stage, tuple(arguments), Location(file, line), given)
 
 
 def _action(file: Path, root: Path, lines: list[str], number: int) -> Iterator[Chosen]:
@@ -244,11 +297,11 @@ def _action(file: Path, root: Path, lines: list[str], number: int) -> Iterator[C
     target = keys.get("target")
     if target is not None and not re.fullmatch(r"[\w.-]+", target[0]):
         target = ("$", target[1])
-    path = _dockerfile(file, root, written)
-    if path is not None:
+    resolved = _dockerfile(file, root, written)
+    if resolved is not None:
         line = target[1] if target else number
         stage = target[0] if target else None
-        yield Chosen(path, stage, tuple(arguments), Location(file, line))
+        yield Chosen(resolved[0], stage, tuple(arguments), Location(file, line))
 
 
 def _inside(line: str, indent: int) -> bool:
@@ -259,11 +312,12 @@ def _inside(line: str, indent: int) -> bool:
     return len(line) - len(stripped) >= indent
 
 
-def _dockerfile(file: Path, root: Path, written: str) -> Path | None:
-    """The Dockerfile a command writes, from the repository's root (where CI and a root
-    Makefile run), else from the build file's own folder; None when neither holds it."""
+def _dockerfile(file: Path, root: Path, written: str) -> tuple[Path, Path] | None:
+    """The Dockerfile a command writes and the folder the command runs in: the repository's
+    root (where CI and a root Makefile run), else the build file's own folder; None when
+    neither holds it."""
     for folder in (root, file.parent):
         path = (folder / written).resolve()
         if path.is_file() and resolve.inside(path):
-            return path
+            return path, folder
     return None

@@ -313,9 +313,12 @@ def _candidate(path: Path) -> bool:
     if suffix in (".nomad", ".hcl"):
         # A Nomad job file (`api.nomad`, `deploy/web.nomad.hcl`): its `job "x" {` decides.
         return True
-    if suffix == ".tf" or (suffix == ".json" and re.search(r"task|ecs|container", name)):
-        # Terraform, an ECS task definition's JSON (`task-definition.json`): the content
-        # decides (`_claims`: `aws_ecs_task_definition`, `containerDefinitions`).
+    if suffix == ".tf" or (
+        suffix == ".json" and re.search(r"task|ecs|container", f"{path.parent.name}/{name}".lower())
+    ):
+        # Terraform, an ECS task definition's JSON (`task-definition.json`, or a container
+        # array under `task-definitions/`): the content decides (`_claims`:
+        # `aws_ecs_task_definition`, `containerDefinitions`, a list of containers).
         return True
     if suffix in _NOT_CONFIG_SUFFIXES:
         return False

@@ -849,7 +849,7 @@ def read_image(
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
         stage = stages[target.lower()]
-    given_context = context or BUILD_CONTEXTS.get().get(path.absolute())
+    given_context = context or BUILD_CONTEXTS.get().get(path.absolute()) or BUILT_IN.get()(path)
     folder, given = _context_of(path, given_context, stage)
     image = Image(
         path=path,
@@ -929,6 +929,18 @@ def _with_known_base(image: Image, known: BaseLaunch) -> Image:
     return replace(
         with_base(image, base, own=False), inherited=f"inherited from {known.family}: {shown}"
     )
+
+
+def _no_context(path: Path) -> Path | None:
+    return None
+
+
+#: The context the repository's own `docker build -f F CTX` lines give a Dockerfile
+#: (`build_targets.chosen_context`, set for a run), preferred over a guess from the COPY
+#: sources (bcgov/vc-authn-oidc's docker/manage).
+BUILT_IN: contextvars.ContextVar[Callable[[Path], Path | None]] = contextvars.ContextVar(
+    "servertune_check_built_in", default=_no_context
+)
 
 
 def _context_of(path: Path, given: Path | None, stage: _Stage) -> tuple[Path, bool]:

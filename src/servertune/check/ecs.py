@@ -67,13 +67,30 @@ _TERRAFORM = re.compile(r'^\s*resource\s+"aws_ecs_task_definition"\s+"([^"]+)"',
 _JSON_TASK = re.compile(r'"containerDefinitions"\s*:\s*\[')
 
 
+#: A JSON list of container definitions on its own (what Terraform's `container_definitions
+#: = templatefile("app.json", ...)` reads): objects with a `name` and an `image`, and what
+#: runs in it or how it is run.
+_CONTAINER_LIST = re.compile(r"\A\s*\[\s*\{")
+_CONTAINER_KEYS = re.compile(r'"(?:command|entryPoint|portMappings|essential)"\s*:')
+
+
 def looks_like_task_definition(path: Path, text: str) -> bool:
-    """A Terraform file declaring `aws_ecs_task_definition`, or JSON with
-    `containerDefinitions`."""
+    """A Terraform file declaring `aws_ecs_task_definition`, JSON with `containerDefinitions`,
+    or a JSON list of container definitions (`[{"name": .., "image": .., "command": ..}]`,
+    kept apart as a Terraform template: `${name}` placeholders are read as unresolved)."""
     suffix = path.suffix.lower()
     if suffix == ".tf":
         return bool(_TERRAFORM.search(text))
-    return suffix == ".json" and bool(_JSON_TASK.search(text))
+    return suffix == ".json" and (bool(_JSON_TASK.search(text)) or _container_list(text))
+
+
+def _container_list(text: str) -> bool:
+    return (
+        bool(_CONTAINER_LIST.match(text))
+        and bool(re.search(r'"image"\s*:', text))
+        and bool(re.search(r'"name"\s*:', text))
+        and bool(_CONTAINER_KEYS.search(text))
+    )
 
 
 # --- a small reader of HCL values (JSON is one of them) -------------------------------------
@@ -298,7 +315,9 @@ def read_task_definitions(
             places = _terraform(path, text)
         else:
             root = _parse(text)
-            containers = root.get("containerDefinitions") if isinstance(root, dict) else None
+            containers = root.get("containerDefinitions") if isinstance(root, dict) else root
+            if isinstance(root, list) and _read_by_terraform(path):
+                return ()  # the Terraform file that names it reads it: one launch, not two
             places = [(path, text, containers)]
     except (CheckInputError, IndexError) as error:
         raise CheckInputError(f"{path}: cannot read the task definition: {error}") from None
@@ -313,6 +332,8 @@ def read_task_definitions(
                 elif _runs_in_untied_image(container):
                     untied.append(_untied(file, container))
     if not apps and untied:
+        for at, message in untied[1:]:  # the file's own note says the first
+            note("not-followed", at, message)
         at, message = untied[0]
         raise NotFollowed(f"{at}: {message}")
     for at, message in untied:
@@ -325,11 +346,35 @@ def read_task_definitions(
     return tuple(apps)
 
 
+def _read_by_terraform(path: Path) -> bool:
+    """Whether a Terraform file here (in the JSON's folder or one above it, within the run's
+    root) reads `path` as an `aws_ecs_task_definition`'s containers."""
+    from servertune.check import resolve
+
+    wanted = resolve.real_path(path)
+    for folder in path.parents:
+        if not resolve.inside(folder, path):
+            break
+        for terraform in sorted(folder.glob("*.tf")):
+            text = terraform.read_text(errors="replace")
+            if not _TERRAFORM.search(text):
+                continue
+            for called in _FILE_CALL.finditer(text):
+                if resolve.real_path(folder / called.group(1)) == wanted:
+                    return True
+    return False
+
+
 def _runs_in_untied_image(container: _Object) -> bool:
     """The container gives its image's ENTRYPOINT a `command` of options (`-b :8000`: the
     arguments of a program, not one) and no Dockerfile here is tied to that image: what runs
     them is not known. A command that names a program (`celery worker`) runs it."""
     command = container.get("command")
+    if "entryPoint" not in container and command is None:
+        # No command of its own: its image's runs, and an image the deployment names
+        # (`"image": "${app_server_django_url}"`) may be the project's.
+        image = container.get("image")
+        return isinstance(image, str) and "$" in image.rsplit(":", 1)[0]
     return (
         "entryPoint" not in container
         and isinstance(command, list)
@@ -341,6 +386,11 @@ def _runs_in_untied_image(container: _Object) -> bool:
 def _untied(file: Path, container: _Object) -> tuple[Location, str]:
     name, image = container.get("name"), container.get("image")
     shown = image if isinstance(image, str) else "an image set where it is deployed"
+    if container.get("command") is None:
+        return Location(file, container.lines.get("image", 1)), (
+            f"not followed: container {name!r} runs the command of image {shown!r}, which the "
+            "files do not tie to a Dockerfile here: what it starts is not known"
+        )
     return Location(file, container.lines.get("command", 1)), (
         f"not followed: container {name!r} gives its command to the ENTRYPOINT of {shown!r}, "
         "which the files do not tie to a Dockerfile here: what runs the command is not known"

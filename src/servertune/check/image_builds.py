@@ -26,6 +26,7 @@ __all__ = [
     "built_from",
     "built_in_script",
     "dockerfiles_building",
+    "named_in_own_comments",
 ]
 
 #: The build files read, relative to the repository's root (CI workflows, bake files, the
@@ -214,3 +215,34 @@ def _builds_of(file: Path, image: str, root: Path, *, script: bool = False) -> I
                 next(iter(stages)) if len(stages) == 1 else None,
                 alone=len(files) == 1,
             )
+
+
+#: A Dockerfile's own comment showing how it is built (`#   docker build -t shop -f
+#: deployment/Dockerfile .`): the project's word for the name its image is tagged with.
+_COMMENTED_BUILD = re.compile(
+    r"^[ \t]*#.*?\b(?:docker\s+(?:buildx\s+)?|podman\s+)build\b(?P<words>[^\n]*)", re.M
+)
+
+
+def named_in_own_comments(dockerfile: Path, text: str) -> tuple[str, ...]:
+    """The image names (`-t NAME`, registry and tag left) that a `docker build` line in the
+    Dockerfile's own comments tags it with: a line whose `-f` names this file (its path's last
+    parts), or, without `-f`, a file named `Dockerfile`."""
+    names: list[str] = []
+    tail = dockerfile.parts
+    for line in _COMMENTED_BUILD.finditer(text):
+        written = line["words"]
+        given = _FILE.search(written)
+        if given is not None:
+            parts = Path(given["file"]).parts
+            parts = tuple(p for p in parts if p != ".")
+            if not parts or ".." in parts or tail[-len(parts) :] != parts:
+                continue
+        elif dockerfile.name != "Dockerfile":
+            continue
+        for tag in _TAG.finditer(written):
+            name = tag["tag"].split("@", 1)[0]
+            path = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+            if "$" not in path:
+                names.append(path.rsplit("/", 1)[-1])
+    return tuple(names)

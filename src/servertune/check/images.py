@@ -23,7 +23,12 @@ from typing import TYPE_CHECKING
 
 from servertune.check import memo, resolve
 from servertune.check.base_shells import library_image
-from servertune.check.image_builds import BuiltFrom, built_from, dockerfiles_building
+from servertune.check.image_builds import (
+    BuiltFrom,
+    built_from,
+    dockerfiles_building,
+    named_in_own_comments,
+)
 from servertune.check.model import CheckInputError, Location, collect_notes, note
 from servertune.check.repository_names import origin_owner, repository_names, words
 
@@ -218,7 +223,7 @@ def image_named(
     """The image of the run a compose service's or a Kubernetes container's `image:` names
     when nothing there builds it, on evidence in the files only, first found wins:
 
-    * a compose service of the run builds and tags that very name (`build:` with `image:`);
+    * a compose service of the run builds and tags that name (a library-like one: that tag);
     * a build file of the repository builds it (`image_builds`);
     * the name's own part (its last path part without the repository's name, else its tag:
       `baserow/backend`, `makeplane/plane-backend` in `plane`, `doccano/doccano:backend`)
@@ -243,10 +248,11 @@ def image_named(
     hosted, tag = _name_and_tag(reference)
     path = _without_registry(hosted)
     ownerless = library_image(path) and not _docker_hub(hosted)  # `acme.azurecr.io/shop-api`
-    if (library_image(path) and not ownerless) or "$" in path:
-        return None  # a library image, or a name only the deployment's variables complete
-    built = _built_as(path, tag)
-    if built is not None:
+    if "$" in path:
+        return None  # a name only the deployment's variables complete
+    # A library image's name is the project's only where a compose service builds that tag.
+    built = _built_as(path, tag, exact=library_image(path) and not ownerless)
+    if built is not None or (library_image(path) and not ownerless):
         return built
     images = _IMAGES.get()
     if not images:
@@ -288,9 +294,37 @@ def image_named(
             own in _keys(guess, root_path) or own in _nested_keys(guess, root_path)
         )
         return _production_stage(guess) if whole else guess
-    if at is not None and (guess is not None or left is not None or _shares_words(path, root_path)):
+    if at is not None and (guess is not None or _may_be_ours(path, left, images, referrer)):
         _not_followed(reference, at, images, building, root_path)
     return None
+
+
+def _may_be_ours(
+    path: str, left: list[str] | None, images: Sequence[Image], referrer: Path
+) -> bool:
+    """The name may be the project's, which a not-followed note says: it holds the
+    repository's name, shares a word with it (`_shares_words`), or the one Dockerfile of a
+    folder below the root sits beside the file naming it (`deploy/compose.yml` running
+    `ghcr.io/org/app:prod` beside `deploy/Dockerfile`: never "starts no server")."""
+    if left is not None:
+        return True
+    with resolve.within_default(referrer) as root:
+        if _shares_words(path, root):
+            return True
+        owner = origin_owner(root)
+    # Not another known owner's image, nor a project's own `minio/minio`, `clamav/clamav`.
+    image_owner, _, last = path.rpartition("/")
+    image_owner = image_owner.rsplit("/", 1)[-1]
+    if words(image_owner) == words(last) or (
+        owner is not None and words(image_owner) != words(owner)
+    ):
+        return False
+    # A deployment folder holding the file and one Dockerfile (`deploy/`), not the root,
+    # where a compose file's other owners' images (`vendor/mcp`) sit beside the project's.
+    folder = referrer.absolute().parent
+    if folder == root.absolute():
+        return False
+    return len([i for i in images if i.path.absolute().parent == folder]) == 1
 
 
 def _guessed(
@@ -496,12 +530,15 @@ def _without_registry(path: str) -> str:
     return path
 
 
-def _built_as(path: str, tag: str) -> Image | None:
+def _built_as(path: str, tag: str, *, exact: bool = False) -> Image | None:
     """The image a compose service of the run builds and tags `path` (with `tag`, when
-    builds differ by tag), when one Dockerfile (and stage) does."""
+    builds differ by tag; with `tag` only when `exact`), when one Dockerfile (and stage)
+    does."""
     tagged = [(b, _name_and_tag(b.reference)) for b in _BUILDS.get()]
     builds = [(b, t) for b, (name, t) in tagged if _without_registry(name) == path]
     same_tag = [(b, t) for b, t in builds if t == tag]
+    if exact and not same_tag:
+        return None
     # Another tag than every build's (a chart's release `2025.1.0` where compose builds `debug`
     # with `target: debug`): the same Dockerfile, but the stage a service targets for a tag
     # named for it (`:debug`, a variant of the image) says nothing of it; a plain build of the
@@ -569,7 +606,19 @@ def _keys_of(path: Path, root: Path) -> frozenset[str]:
     for part in re.split(r"(?i)dockerfile", path.name):
         if _plain(part):
             keys.add(_plain(part))
+    # The name its own comments build it as (`# docker build -t validation_service_v3beta
+    # -f deployment/Dockerfile .`, HumanBrainProject/hbp-validation-framework).
+    keys.update(k for n in _commented_names(path) if len(k := _plain(n)) >= 2)
     return frozenset(keys)
+
+
+def _commented_names(path: Path) -> tuple[str, ...]:
+    from servertune.check.source import read_text
+
+    try:
+        return named_in_own_comments(path, read_text(path))
+    except (CheckInputError, OSError):
+        return ()
 
 
 _STAGE = re.compile(r"^\s*FROM\s.*?\sAS\s+([A-Za-z0-9][\w.-]*)\s*$", re.I | re.M)

@@ -179,6 +179,9 @@ _GAE_MEMORY_MB = {
     "B4_1G": 3072.0,
     "B8": 3072.0,
 }
+#: A `${name}` placeholder written where a JSON value belongs (`"port": ${port}`): no quote
+#: before it.
+_UNQUOTED_PLACEHOLDER = re.compile(r"[:\[,]\s*\$\{")
 _APP_JSON_KEYS = ("formation", "scripts", "env", "buildpacks", "stack", "addons", "image")
 
 
@@ -192,7 +195,7 @@ def looks_like_platform(path: Path, text: str) -> bool:
     if name in ("render.yaml", "render.yml"):
         return bool(re.search(r"^services:", text, re.M))
     if name == "app.json":
-        return any(f'"{key}"' in text for key in _APP_JSON_KEYS)
+        return _heroku_app_json(path, text)
     if name in ("heroku.yml", "heroku.yaml"):
         return bool(re.search(r"^(build|run|setup):", text, re.M))
     if path.suffix.lower() in (".yml", ".yaml"):
@@ -200,6 +203,21 @@ def looks_like_platform(path: Path, text: str) -> bool:
             return False
         return bool(_CF_CONTENT.search(text)) or _appengine_service(text)
     return False
+
+
+def _heroku_app_json(path: Path, text: str) -> bool:
+    """An app.json is Heroku's when it is an object with Heroku's keys, at the repository's
+    root or beside the Procfile / heroku.yml Heroku runs; any other `app.json` (an ECS
+    container array under `task-definitions/`) is some other tool's file of that name."""
+    if not text.lstrip().startswith("{") or not any(f'"{k}"' in text for k in _APP_JSON_KEYS):
+        return False
+    root = resolve.root()
+    folder = path.parent
+    return (
+        root is None
+        or resolve.real_path(folder) == root
+        or any((folder / n).is_file() for n in ("Procfile", "heroku.yml", "heroku.yaml"))
+    )
 
 
 def _appengine_service(text: str) -> bool:
@@ -626,6 +644,12 @@ def _app_json(
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as error:
+        if _UNQUOTED_PLACEHOLDER.search(text):
+            # A template (Terraform's `templatefile`): JSON only once its tool fills it.
+            raise NotFollowed(
+                f"{path}:1: not followed: a template whose `${{name}}` placeholders stand "
+                "where JSON values belong; it is JSON only once its tool fills them"
+            ) from None
         raise CheckInputError(f"{path}: JSON syntax error: {error}") from None
     if not isinstance(data, dict):
         raise CheckInputError(f"{path}: not an app.json (its top level is not an object)")
