@@ -188,3 +188,27 @@ def test_dash_keeps_the_shell_for_a_lists_last_command(
     Debian-based Official Image (`base-web`, an image another file builds and tags; seen in
     ministryofjustice/money-to-prisoners-api) is such an unknown base."""
     assert bool(_shell_form(tmp_path, base, cmd)) is raised
+
+
+@pytest.mark.parametrize(
+    ("cmd", "fixed"),
+    [
+        (
+            "cd backend && PYTHONPATH=. uvicorn app:app --port 8001",
+            "CMD cd backend && PYTHONPATH=. exec uvicorn app:app --port 8001",
+        ),
+        (
+            "APP_ENV=prod gunicorn -b :$PORT app:app",
+            "CMD APP_ENV=prod exec gunicorn -b :$PORT app:app",
+        ),
+    ],
+)
+def test_the_exec_of_a_shell_form_fix_goes_after_the_commands_assignments(
+    tmp_path: Path, cmd: str, fixed: str
+) -> None:
+    """`CMD cd backend && PYTHONPATH=. uvicorn ...` is fixed as `... && PYTHONPATH=. exec
+    uvicorn ...`: `exec PYTHONPATH=. uvicorn` would ask the shell for a program named
+    `PYTHONPATH=.` (seen in bytedance/deer-flow's backend/Dockerfile); the assignment before
+    `exec` still reaches the server."""
+    (finding,) = _shell_form(tmp_path, "python:3.12-slim", cmd)
+    assert finding.fix == fixed

@@ -124,3 +124,18 @@ def test_a_stop_grace_period_that_is_not_a_duration_is_one_line(tmp_path: Path) 
     (error,) = result.errors
     assert error.line == 4
     assert "stop_grace_period 'soon' is not a duration" in error.message
+
+
+def test_one_worker_under_a_tenth_of_a_cpu_is_no_worker_fault(tmp_path: Path) -> None:
+    """One uvicorn process under `cpus: "0.1"` is ten per CPU, past the documented four, but no
+    fewer workers is a fix: the count servertune would plan is what runs, so no
+    workers-over-cpu-limit (seen in bcgov/vc-authn-oidc, `--workers 1` under a Helm limit of
+    100m). Two workers under the same limit keep the finding, with one worker as its fix."""
+    for workers, expected in ((1, []), (2, ["workers-over-cpu-limit"])):
+        (tmp_path / "Dockerfile").write_text(
+            'FROM python:3.12-slim\nCMD ["uvicorn", "app:app", "--host", "0.0.0.0", '
+            f'"--workers", "{workers}"]\n'
+        )
+        (tmp_path / "compose.yaml").write_text('services:\n  web:\n    build: .\n    cpus: "0.1"\n')
+        result = check_files([tmp_path / "compose.yaml", tmp_path / "Dockerfile"], machine=MACHINE)
+        assert [f.rule for f in result.findings if f.rule == "workers-over-cpu-limit"] == expected

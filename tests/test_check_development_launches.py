@@ -284,3 +284,27 @@ def test_a_reloader_alone_makes_no_development_launch(tmp_path: Path) -> None:
     (launch,) = launches(result.apps, result.links)
     assert launch_json(launch)["development"] is False
     assert "a development launch" not in describe(launch)
+
+
+def test_a_unit_running_a_tox_environment_named_for_development_is_no_production_run(
+    tmp_path: Path,
+) -> None:
+    """A systemd unit runs `tox -e dev-server -- --port 8000`, and tox.ini's
+    `[testenv:dev-server]` runs `uvicorn --reload ...`: the environment's name says
+    development, so the launch is a developer's, marked so, with no reloader-in-production
+    warning, though a unit is otherwise a host's service (seen in
+    release-engineering/exodus-gw's scripts/systemd). A `[testenv:serve]` keeps the warning."""
+    for env, said in (("dev-server", False), ("serve", True)):
+        root = write(
+            tmp_path / env,
+            {
+                "app.service": f"[Service]\nExecStart=/usr/bin/tox -e {env} -- --port 8000\n",
+                "tox.ini": f"[tox]\nenvlist = py3\n\n[testenv:{env}]\ncommands =\n"
+                "    uvicorn --reload app.main:app {posargs}\n",
+            },
+        )
+        result = check_folder(root)
+        rules = {f.rule for f in result.findings}
+        assert ("reloader-in-production" in rules) is said, env
+        (launch,) = launches(result.apps, result.links)
+        assert launch_json(launch)["development"] is not said, env

@@ -77,3 +77,25 @@ def test_a_helper_object_named_like_a_flag_is_no_setting_written(tmp_path: Path)
         )
         rules = [f.rule for f in check_folder(root).findings]
         assert ("gunicorn-unknown-setting" in rules) is said, name
+
+
+def test_a_name_the_file_reads_back_is_a_variable_not_a_setting(tmp_path: Path) -> None:
+    """`env = os.environ["APP_ENV"]` (`production` where the deployment sets it), then `if env ==
+    "production": raw_env = [...]`: the file computes with `env`, so it is a variable of the
+    file, not gunicorn's `--env` flag written as a name: no warning (seen in NREL/REopt_API's
+    config/gunicorn.conf.py). The same name assigned and never read stays one."""
+    read_back = (
+        "env = 'production'\nif env == 'production':\n"
+        "    raw_env = ['DJANGO_SETTINGS_MODULE=app.production']\n"
+    )
+    never_read = "env = 'production'\n"
+    for name, text, said in (("read", read_back, False), ("unread", never_read, True)):
+        root = write(
+            tmp_path / name,
+            {
+                "Procfile": "web: gunicorn -c gunicorn.conf.py app:app\n",
+                "gunicorn.conf.py": text,
+            },
+        )
+        rules = [f.rule for f in check_folder(root).findings]
+        assert ("gunicorn-unknown-setting" in rules) is said, name

@@ -88,3 +88,35 @@ def test_a_daemonizing_server_on_another_arm_is_still_an_alternative(tmp_path: P
     result = check_folder(root)
     assert len(result.apps) == 1
     assert [n for n in result.notes if n.kind == "server-chosen"]
+
+
+def test_a_host_start_script_whose_uwsgi_config_daemonizes_has_no_signal_findings(
+    tmp_path: Path,
+) -> None:
+    """`bin/start` runs `uwsgi --ini etc/uwsgi.ini --pidfile ...`, the ini setting `daemonize =
+    LOG`, and no file here starts the script (a host's start script, `bin/stop` running `uwsgi
+    --stop PIDFILE`): uWSGI detaches and is stopped by its pidfile, never by a signal to the
+    script, so neither background-server-without-trap nor uwsgi-sigterm-reloads is said
+    (Slicer/slicer_download). The same server backgrounded with `&` by a compose service's
+    script keeps background-server-without-trap."""
+    ini = "[uwsgi]\nmaster = true\nhttp = 127.0.0.1:8080\nmodule = app:app\n"
+    root = write(
+        tmp_path / "host",
+        {
+            "bin/start": "#!/bin/bash\nuwsgi --ini etc/uwsgi.ini --pidfile /tmp/app.pid\n",
+            "bin/stop": "#!/bin/bash\nuwsgi --stop /tmp/app.pid\n",
+            "etc/uwsgi.ini": ini + "daemonize = /var/log/app/uwsgi.log\n",
+        },
+    )
+    rules = {f.rule for f in check_folder(root).findings}
+    assert not rules & {"background-server-without-trap", "uwsgi-sigterm-reloads"}
+    root = write(
+        tmp_path / "container",
+        {
+            "compose.yaml": COMPOSE,
+            "Dockerfile": IMAGE,
+            "run.sh": "#!/bin/bash\nuwsgi --ini uwsgi.ini &\nexec nginx -g 'daemon off;'\n",
+            "uwsgi.ini": ini + "die-on-term = true\n",
+        },
+    )
+    assert "background-server-without-trap" in {f.rule for f in check_folder(root).findings}

@@ -76,7 +76,7 @@ def production_evidence(app: AppServer, overridden: bool = True) -> str | None:
     own command (when no container may replace it, `overridden` False) whose Dockerfile or
     script has a development twin beside it (`Dockerfile.dev`, `entrypoint.dev.sh`: this one
     is the other, airweave-ai/airweave's); None when nothing does or a name says development."""
-    if named_for_development(app) or _dev_file(app) is not None:
+    if named_for_development(app) or _dev_file(app) is not None or _dev_entry(app) is not None:
         return None
     box = app.container
     if box is not None:
@@ -111,6 +111,17 @@ def production_evidence(app: AppServer, overridden: bool = True) -> str | None:
     if twin is None:
         return None
     return f"{_development_twin(twin)} beside {twin.name} is the development one, this production's"
+
+
+def _dev_entry(app: AppServer) -> tuple[Location, str] | None:
+    """A step of the launch written under an entry named for development (`just dev`, a tox
+    environment `dev-server` a unit runs, release-engineering/exodus-gw's), with its name."""
+    start = launch_line(app)
+    for step in (*app.launched_by, *((start,) if start is not None else ())):
+        entry = entry_name(step)
+        if entry is not None and words_of(entry) & DEVELOPMENT_WORDS:
+            return step, entry
+    return None
 
 
 def launch_line(app: AppServer) -> Location | None:
@@ -284,9 +295,9 @@ def development_reason(app: AppServer, apps: Sequence[AppServer]) -> str | None:
     dev_file = _dev_file(app)
     if dev_file is not None:
         return f"a development launch (started through {dev_file.name}, named for one)"
-    start = launch_line(app)
-    entry = entry_name(start) if start is not None else None
-    if start is not None and entry is not None and words_of(entry) & DEVELOPMENT_WORDS:
+    dev_entry = _dev_entry(app)
+    if dev_entry is not None:
+        start, entry = dev_entry
         return f"a development launch (started by {start.file.name}'s {entry!r}, named for one)"
     container = _dev_container(app)
     if container is not None:

@@ -1,8 +1,9 @@
-"""The name a launch line is written under: a Procfile's process type, a justfile's recipe or
-a Makefile's target.
+"""The name a launch line is written under: a Procfile's process type, a justfile's recipe, a
+Makefile's target or a tox environment.
 
 A line of such a file runs only when its entry is asked for (`heroku` starts the `web`
-process, `just prod`, `make serve`), so the entry's name says which run the line is: `web`
+process, `just prod`, `make serve`, `tox -e dev-server`), so the entry's name says which run
+the line is: `web`
 is the process a Procfile platform routes requests to, and `prod` / `web_dev` say
 production or development as a file's name does.
 """
@@ -33,7 +34,13 @@ def _kind(file: Path) -> str | None:
         return "recipes"
     if name in ("Makefile", "makefile", "GNUmakefile") or file.suffix == ".mk":
         return "recipes"
+    if name == "tox.ini":
+        return "tox"
     return None
+
+
+#: A tox environment's section (`[testenv:dev-server]`): `tox -e dev-server` runs its commands.
+_TOX_SECTION = re.compile(r"\A\[testenv:([^\]\s]+)\]")
 
 
 def entry_name(at: Location) -> str | None:
@@ -51,6 +58,12 @@ def entry_name(at: Location) -> str | None:
     if kind == "procfile":
         match = _PROCESS.match(lines[at.line - 1].strip())
         return match[1] if match else None
+    if kind == "tox":
+        for line in reversed(lines[: at.line]):
+            if line.startswith("["):
+                match = _TOX_SECTION.match(line)
+                return match[1] if match else None
+        return None
     for line in reversed(lines[: at.line]):
         if not line.strip() or line[0] in " \t#":
             continue
@@ -67,5 +80,7 @@ def entry_words(at: Location) -> str | None:
         return None
     if _kind(at.file) == "procfile":
         return f"the {at.file.name}'s {name} process"
+    if _kind(at.file) == "tox":
+        return f"the {at.file.name}'s environment {name}"
     what = "recipe" if at.file.name.lower() in ("justfile", ".justfile") else "target"
     return f"the {at.file.name}'s {what} {name}"

@@ -328,9 +328,22 @@ def _static(
     values["set_in_file"] = set_in_file
     given_chdir = isinstance(found.values.get("chdir"), str) or "chdir" in flagged
     values["chdir"] = str(cfg.settings["chdir"].get()) if given_chdir else ""
-    values["misspelled"] = _flag_spelled(found, KNOWN_SETTINGS, _imported_only(tree))
+    values["misspelled"] = _flag_spelled(
+        found, KNOWN_SETTINGS, _imported_only(tree) | _read_back(tree)
+    )
     values["unknown"] = _unknown(tree, found, flagged, path, locate)
     return values
+
+
+def _read_back(tree: ast.Module) -> set[str]:
+    """The names the file reads after writing them (`env = os.environ["APP_ENV"]`, then `if
+    env == "production": raw_env = [...]`): a variable the file computes with, not a value
+    written for a setting (seen in NREL/REopt_API's config/gunicorn.conf.py)."""
+    return {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
 
 
 def _imported_only(tree: ast.Module) -> set[str]:

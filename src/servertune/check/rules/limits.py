@@ -50,6 +50,11 @@ def workers_over_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # up to 4 x the limit: advice at most (workers-over-cores)
         if app.workers_follow_cpu_count:
             continue  # one cause, one finding: workers-from-cpu-count names the CPU count
+        plan = plan_for_cores(c, cores)[0]
+        if app.workers.value <= max(1, plan.processes):
+            # One process under a tenth of a CPU: no fewer workers is a fix (the plan's own
+            # count is what runs), only a larger limit, which is the deployment's to size.
+            continue
         gunicorn = app.kind == "gunicorn"
         yield rule.finding(
             app.workers.at,
@@ -61,7 +66,7 @@ def workers_over_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
             f"{figure(box.cpu_limit.value)} CPU, so under load the container is throttled, each "
             "request's latency stretches by the throttled time, and every extra worker "
             "costs memory towards an OOM kill",
-            f"{workers_fix(app, plan_for_cores(c, cores)[0])}   (servertune's plan for "
+            f"{workers_fix(app, plan)}   (servertune's plan for "
             f"{cores} core{'' if cores == 1 else 's'}; or raise {limit_name(box, 'cpu')} to "
             f"{figure(math.ceil(4 * app.workers.value / DOCUMENTED_WORKERS_PER_CORE) / 4)})",
             (box.cpu_limit.at,),

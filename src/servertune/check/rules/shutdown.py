@@ -574,9 +574,9 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         if last and any(w in ("&&", "||", ";") or w.endswith(";") for w in words):
             found = last[-1]
             head, rest = joined[: found.start()].rstrip(), joined[found.end() :]
-            fix = f"{instruction} {head} {found[1]} exec {rest}"
+            fix = f"{instruction} {head} {found[1]} {_with_exec(rest)}"
         elif re.search(r"[$`*?~]", text):
-            fix = f"{instruction} exec {text}"
+            fix = f"{instruction} {_with_exec(text)}"
         else:
             fix = f"{instruction} {json.dumps(words)}"
         runs = f"{child} (which runs {app.kind})" if child not in ("", app.kind) else app.kind
@@ -689,6 +689,12 @@ def background_server_without_trap(rule: Rule, c: Context) -> Iterator[Finding]:
         line = app.backgrounded
         if line is None or app.reloads is not None:
             continue
+        by_config = app.daemonizes is not None and app.daemonizes.at.file != line.at.file
+        if by_config and not _launched(app, line):
+            # A host's start script whose server detaches by its own config (uWSGI's
+            # `daemonize = LOG`): stopped by its pidfile (`uwsgi --stop`), never by a signal to
+            # the script (Slicer/slicer_download's bin/start and bin/stop).
+            continue
         # A line that keeps the pid itself (`cmd & pid=$!`): the fix keeps its name.
         kept = _PID_KEPT.search(line.value)
         pid = kept["name"] if kept else "APP_PID"
@@ -770,8 +776,11 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
 
 
 def _daemonized(app: AppServer) -> bool:
-    """uWSGI's own `--daemonize` / `--daemonize2` on the line that starts it: it detaches."""
+    """uWSGI's own `--daemonize` / `--daemonize2` on the line that starts it, or `daemonize =`
+    in its config: it detaches."""
     line = app.detached or app.backgrounded
+    if app.daemonizes is not None and app.daemonizes.value:
+        return True  # `daemonize = LOG` in its config detaches it the same way
     return line is not None and any(
         w.partition("=")[0] in ("--daemonize", "--daemonize2") for w in line.value.split()
     )
