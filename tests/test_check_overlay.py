@@ -500,21 +500,22 @@ def test_an_override_named_file_that_only_adds_keys_is_an_overlay(tmp_path: Path
     assert base_name("docker-compose.prod-build.yml") is None
 
 
-def test_a_sample_override_is_no_overlay(tmp_path: Path) -> None:
-    """`docker-compose.override.sample.yaml` is a copy to rename, which Compose never loads:
-    never merged over docker-compose.yaml, however incomplete its services (seen in
-    camptocamp/tilecloud-chain)."""
+def test_a_copy_to_rename_is_read_as_the_override_it_becomes(tmp_path: Path) -> None:
+    """`docker-compose.override.template.yml`, a copy the operator renames to the override
+    Compose loads, whose service cannot run alone (no `image`, no `build`): read merged over
+    docker-compose.yml as it will be once renamed, so a front that runs only from it is kept
+    (seen in kartoza/django-bims, whose nginx service is in that file)."""
     from servertune.check.overlay import base_of, services_in
 
     root = write(
         tmp_path,
         {
-            "docker-compose.yaml": "services:\n  web:\n    image: reg/app:1\n",
-            "docker-compose.override.sample.yaml": "services:\n  web:\n    environment:\n"
+            "docker-compose.yml": "services:\n  web:\n    image: reg/app:1\n",
+            "docker-compose.override.template.yml": "services:\n  web:\n    environment:\n"
             "      DEBUG: '1'\n",
         },
     )
-    sample = root / "docker-compose.override.sample.yaml"
-    services = services_in(sample)
+    copy = root / "docker-compose.override.template.yml"
+    services = services_in(copy)
     assert services is not None
-    assert base_of(sample, services) is None
+    assert base_of(copy, services) == root / "docker-compose.yml"

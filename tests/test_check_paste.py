@@ -239,3 +239,29 @@ def test_ini_template_is_no_launch(tmp_path: Path) -> None:
     write(tmp_path, dict.fromkeys(names, WAITRESS_SERVER))
     result = check_folder(tmp_path)
     assert sorted(chains(result, tmp_path)) == [(["app.ini:4"], "waitress", 1)]
+
+
+def test_a_paste_ini_is_a_step_not_gunicorns_config(tmp_path: Path) -> None:
+    """`gunicorn --paste Allura/docker-dev.ini -b :8088`: the ini gives the application, none
+    of gunicorn's settings, so the launch's JSON names no config (its chain still holds the
+    ini); with `-c gunicorn.conf.py` beside it, that file is the config (seen in
+    apache/allura's Dockerfile)."""
+    from servertune.check.graph import launch_json, launches
+
+    for name, flags, config in (
+        ("bare", "", None),
+        ("conf", "-c gunicorn.conf.py ", "gunicorn.conf.py"),
+    ):
+        root = write(
+            tmp_path / name,
+            {
+                "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n"
+                f"CMD gunicorn {flags}--paste app.ini -b :8088\n",
+                "app.ini": WAITRESS_SERVER,
+                **({"gunicorn.conf.py": "workers = 3\n"} if config else {}),
+            },
+        )
+        result = check_folder(root)
+        (launch,) = launches(result.apps, result.links)
+        shown = launch_json(launch)["config"]
+        assert (shown and shown.removeprefix(str(root) + "/")) == config, name

@@ -468,6 +468,10 @@ def _config_in_chain(launch: Launch) -> str | None:
     steps = {at.file for at in app.launched_by}
     if app.launcher is not None:
         steps.add(app.launcher)
+    if app.kind == "gunicorn":
+        # The PasteDeploy ini `--paste` loads gives the application (and logging), none of
+        # gunicorn's settings: a step, not its config (apache/allura's docker-dev.ini).
+        steps |= {part for part in app.config_parts if part.suffix == ".ini"}
     return next(
         (str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG and at.file not in steps),
         None,

@@ -10,8 +10,9 @@ pulls an `image:`); and a `compose.<label>.yaml` / `docker-compose.<label>.yml` 
 same spelling that shares a service with it and cannot run alone: a shared service with neither
 `image` nor `build`, or a `build` whose Dockerfile is not where the file alone would look (the
 base's `build` says where). A file that runs alone (`docker-compose.prod.yml` with its own
-`build` and `command`) is its own project, never merged, and so is a copy to rename
-(`docker-compose.override.sample.yaml`, `.example`), which Compose never loads.
+`build` and `command`) is its own project, never merged. A copy to rename
+(`docker-compose.override.template.yml`, `.sample`) is read as the override it becomes once
+renamed: a stack's front may run only from it (kartoza/django-bims's nginx service).
 
 The merge is Compose's, per service (the Compose Specification, "Merge":
 https://docs.docker.com/reference/compose-file/merge/): mappings merge key by key, the
@@ -59,9 +60,6 @@ def base_of(path: Path, services: _Node) -> Path | None:
     """The base compose file `path` overlays (see the module's docstring), None when it is a
     project of its own."""
     match = _LABELLED.match(path.name)
-    if _name_words(path.name) & _COPY_WORDS:
-        # `docker-compose.override.sample.yaml`: a copy to rename, which Compose never loads.
-        return None
     if match is None:
         return _other_base(path, services) or _base_above(path, services)
     base = next(
@@ -88,9 +86,6 @@ def base_of(path: Path, services: _Node) -> Path | None:
         return base
     return None
 
-
-#: Words of a compose file's name that say it is a copy to rename, never loaded as it is.
-_COPY_WORDS = frozenset({"sample", "example", "dist", "template", "tmpl", "tpl"})
 
 
 def _only_adds(services: _Node, base_services: _Node) -> bool:
