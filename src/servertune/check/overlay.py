@@ -87,7 +87,6 @@ def base_of(path: Path, services: _Node) -> Path | None:
     return None
 
 
-
 def _only_adds(services: _Node, base_services: _Node) -> bool:
     """Every service of the file is one of the base's, and each only adds to it: a key the
     base's service does not set (`build:` to a service that pulls its `image:`), or
