@@ -254,3 +254,33 @@ def test_a_host_balancer_joins_the_host_server_on_its_loopback_not_a_published_c
         for k in result.balancer_links
         if k.app is not None
     ) == ["infra/api.service"]
+
+
+def test_a_front_an_app_service_carries_in_its_project_mount_is_the_proxy_images(
+    tmp_path: Path,
+) -> None:
+    """compose.yaml's `web` mounts the whole project (`.:/app`, the nginx folder too) and runs
+    gunicorn on 0.0.0.0:6543; the nginx image copies `nginx/production.conf`
+    (`upstream { server 127.0.0.1:6543; }`, the sidecar of a deployed task) while the
+    compose `nginx` service runs `nginx/docker.conf` passing to `web:6543`, as seen with
+    IGVF-DACC/igvfd: the project mount carries the production config as it carries every
+    file, and the image copying it by name is where it runs, so it is no front of the
+    compose `web`, whose one front is docker.conf."""
+    production = (
+        "events {}\nhttp {\n  upstream app { server 127.0.0.1:6543; }\n"
+        "  server {\n    listen 80;\n    location / { proxy_pass http://app; }\n  }\n}\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "compose.yaml": "services:\n  web:\n    build: .\n    volumes: ['.:/app']\n"
+            "    command: gunicorn -b 0.0.0.0:6543 -w 2 app:app\n"
+            "  nginx:\n    build:\n      context: .\n      dockerfile: nginx/Dockerfile\n"
+            "    volumes: ['./nginx/docker.conf:/etc/nginx/nginx.conf']\n",
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+            "nginx/Dockerfile": "FROM nginx:1.27\nCOPY nginx/production.conf /etc/nginx/nginx.conf\n",
+            "nginx/production.conf": production,
+            "nginx/docker.conf": production.replace("127.0.0.1:6543", "web:6543"),
+        },
+    )
+    assert fronts(root) == {"web": ["nginx/docker.conf:6"]}

@@ -227,7 +227,7 @@ def _elsewhere(app: AppServer, front: Path, stacks: Stacks) -> bool:
         )
         if service is None or service.network_shared:
             return False
-        if service in stacks.mounting([front]):
+        if service in stacks.mounting([front]) and not _carried_only(service, front, stacks):
             return False
     starting = {_real(at.file) for at in app.launched_by} | {_real(app.file)}
     if service is not None and service.dockerfile is not None:
@@ -244,6 +244,19 @@ def _elsewhere(app: AppServer, front: Path, stacks: Stacks) -> bool:
     if any(image.holds(front, whole_context=False) is not None for image in stacks.images):
         return True
     return all(image.holds(front) is None for image in images)
+
+
+def _carried_only(service: Service, front: Path, stacks: Stacks) -> bool:
+    """`service` mounts `front` only inside the whole project (`.:/app`, which carries every
+    file), while another container holds it as a config of its own (an image copying it by
+    name or folder, a service mounting it so): that container runs it, as a front carried in a
+    whole build context runs in the image copying it by name (IGVF-DACC/igvfd: the pyramid
+    service's `.:/igvfd` beside the nginx image's `COPY config/nginx/production.conf`)."""
+    if service in _holding(front, stacks):
+        return False
+    return any(s is not service for s in _holding(front, stacks)) or any(
+        image.holds(front, whole_context=False) is not None for image in stacks.images
+    )
 
 
 def _real(path: Path) -> str:
