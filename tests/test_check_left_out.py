@@ -135,3 +135,58 @@ def test_a_stack_in_a_sibling_folder_does_not_rule_out_a_front(tmp_path: Path) -
         (tmp_path / name).write_text(text)
     result = _folder(tmp_path)
     assert not [n for n in result.notes if "not joined to a launch" in n.message]
+
+
+def _unplaced_template(tmp_path: Path, proxy_service: str) -> Path:
+    """A dev/ stack building every service here (the core's uWSGI on 3000, a UI image that
+    copies ui/nginx/ from its own build context) beside dev/nginx/templates/site.conf.template
+    passing to `core:3000`, which no image copies and no service mounts; the root compose
+    file runs the same services from their images, `proxy_service` added to dev's."""
+    files = {
+        "docker-compose.yml": "services:\n  core:\n    image: example/core:1\n"
+        "  ui:\n    image: example/ui:1\n",
+        "dev/docker-compose.yml": "services:\n  core:\n    image: example/core:1\n"
+        "    build: ../core\n  ui:\n    image: example/ui:1\n    build:\n"
+        "      context: ../ui\n      dockerfile: Dockerfile\n"
+        "  db:\n    build: ../db\n" + proxy_service,
+        "core/Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n"
+        'CMD ["uwsgi", "--http-socket", "0.0.0.0:3000", "--module", "app:app"]\n',
+        "ui/Dockerfile": "FROM nginx:1.27\nCOPY nginx/ /etc/nginx/\n",
+        "ui/nginx/nginx.conf": "events {}\nhttp {\n  server {\n    listen 80;\n"
+        "    location / { root /usr/share/nginx/html; }\n  }\n}\n",
+        "dev/nginx/templates/site.conf.template": "upstream core { server core:3000; }\n"
+        "server {\n  listen 80;\n  location / {\n    proxy_pass http://core/;\n"
+        "    proxy_read_timeout 5s;\n  }\n}\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_a_front_no_container_holds_joins_no_launch_of_a_stack_building_every_image(
+    tmp_path: Path,
+) -> None:
+    """No image copies the template and no service mounts it, and every service of the dev/
+    stack around it builds an image here (the db's Dockerfile not read, its context ../db
+    outside the template's folder): no container runs it, so it fronts neither stack's uWSGI,
+    and a `not-followed` note on it says why. Seen in exadel-inc/CompreFace
+    (`dev/nginx/templates/nginx.conf.template`)."""
+    root = _unplaced_template(tmp_path, "")
+    result = _folder(root)
+    assert _fronts(result, root) == [[], []]
+    assert [
+        n
+        for n in result.notes
+        if n.kind == "not-followed" and n.at.file.name == "site.conf.template"
+    ]
+
+
+def test_a_front_no_container_holds_may_run_in_a_pulled_proxy(tmp_path: Path) -> None:
+    """The counterpart: a dev/ service running a pulled image (`image: nginx`, which a
+    `configs:` entry or a custom build elsewhere may fill) may run the template, so it is not
+    ruled out and fronts the core's uWSGI as before."""
+    root = _unplaced_template(tmp_path, "  proxy:\n    image: example/proxy:1\n")
+    result = _folder(root)
+    fronts = {front for chain in _fronts(result, root) for front in chain}
+    assert fronts == {"dev/nginx/templates/site.conf.template"}

@@ -248,6 +248,9 @@ class Service:
     published: tuple[tuple[str, str], ...] | None = None
     #: The stage its `build.target` names; None when it builds the final stage.
     target: str | None = None
+    #: The folder its `build` sends to the builder (its context), which holds every file its
+    #: image can copy from this repository; None when it builds nothing here.
+    context: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -472,7 +475,7 @@ class Stacks:
             or self.building(files[:1])
         )
         if not mounted:
-            if self._image_run_nowhere(files[0]):
+            if self._image_run_nowhere(files[0]) or self._unplaced_run_nowhere(files[0]):
                 return frozenset()
             return self._beside(files[0])
         if not (mounted := tuple(s for s in mounted if self.reads(s, files[0]))):
@@ -568,6 +571,51 @@ class Stacks:
             "which no compose service read builds or runs (the stack builds the Dockerfiles "
             "of the folders beside it, not that one); where that image runs is not in these "
             "files",
+        )
+        return True
+
+    def _unplaced_run_nowhere(self, file: Path) -> bool:
+        """The front is in no container at all (no image read copies it, not even in a whole
+        build context, and no service mounts it or a folder holding it), while every service
+        of the nearest compose files above it (its own stack) builds an image from a
+        Dockerfile read here: no container of that stack runs it, and a host name it passes to
+        is no service's it reaches, so it joins no launch, with a `not-followed` note on it
+        (exadel-inc/CompreFace's `dev/nginx/templates/nginx.conf.template` beside
+        `dev/docker-compose.yml`, whose UI image copies `ui/nginx/` instead). A service that
+        pulls its image (a proxy built elsewhere, `configs:` into `image: nginx`) may run it:
+        then nothing is decided here, nor where a cluster's manifest may run any image."""
+        if self.kube_services or self.mounting([file]):
+            return False
+        if any(image.holds(file) is not None for image in self.images):
+            return False
+        folder = _real(file.parent)
+        above = [
+            os.path.dirname(_real(s.file))
+            for s in self.services
+            if (folder + os.sep).startswith(os.path.dirname(_real(s.file)) + os.sep)
+        ]
+        if not above:
+            return False
+        nearest = max(above, key=len)
+        stack = [s for s in self.services if os.path.dirname(_real(s.file)) == nearest]
+        read = {_real(image.path) for image in self.images}
+        # An image copies files of its build context only: a Dockerfile not read here (its
+        # folder left out) cannot hold a front outside its context.
+        if not all(
+            s.dockerfile is not None
+            and (
+                _real(s.dockerfile) in read
+                or (s.context is not None and not _real(file).startswith(_real(s.context) + os.sep))
+            )
+            for s in stack
+        ):
+            return False
+        note(
+            "not-followed",
+            Location(file),
+            "not joined to a launch: no container here runs it (no image read copies it and "
+            "no compose service mounts it), and every service of the compose stack around it "
+            "builds an image here that does not hold it; where it runs is not in these files",
         )
         return True
 

@@ -1006,12 +1006,15 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
         mounts = tuple(host for host in hosts if host is not None)
         build = service.get("build")
         dockerfile: Path | None = None
+        built: Path | None = None
         if build is not None and isinstance(build.node, yaml.MappingNode):
             context, named = build.get("context"), build.get("dockerfile")
             folder = overlay.project_folder(path) / ((context.text() if context else None) or ".")
             dockerfile = folder / ((named.text() if named else None) or "Dockerfile")
+            built = folder
         elif build is not None and build.text():
-            dockerfile = overlay.project_folder(path) / (build.text() or ".") / "Dockerfile"
+            built = overlay.project_folder(path) / (build.text() or ".")
+            dockerfile = built / "Dockerfile"
         elif build is None:
             dockerfile = _runs_dockerfile(service, path)
         mode = service.get("network_mode")
@@ -1027,6 +1030,7 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
                 network_shared=mode is not None and (mode.text() or "") not in ("none", "bridge"),
                 published=_published(service),
                 target=_target(service),
+                context=built,
             )
         )
     return tuple(found)
