@@ -260,6 +260,9 @@ class Container:
     extends: tuple[Path, str] | None = None
     #: The pod spec a Kubernetes container is one of (its containers share its volumes).
     pod: Location | None = None
+    #: The container ports a compose service's `ports:` publishes (each entry's target, short
+    #: or long syntax, at its line); None when an entry holds a variable or is not read.
+    ports: tuple[Setting[int], ...] | None = ()
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.
