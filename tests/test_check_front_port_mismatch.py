@@ -76,3 +76,36 @@ def test_development_stack_is_not_judged(tmp_path: Path) -> None:
         },
     )
     assert _mismatches(root) == []
+
+
+def _front_stack(tmp_path: Path, name: str, proxy_pass: str, command: str) -> Path:
+    """A compose stack of an nginx service mounting site.conf and a service `sam` whose
+    uvicorn runs `command`."""
+    return write(
+        tmp_path / name,
+        {
+            "docker-compose.yml": (
+                "services:\n  nginx:\n    image: nginx\n    volumes:\n"
+                "      - ./site.conf:/etc/nginx/conf.d/site.conf\n    ports:\n      - 80:80\n"
+                f"  sam:\n    build: .\n    command: {command}\n"
+            ),
+            "site.conf": (
+                "server {\n  listen 80;\n  location / {\n"
+                f"    proxy_pass {proxy_pass};\n  }}\n}}\n"
+            ),
+            "Dockerfile": "FROM python:3.12-slim\nCOPY . /app\n",
+        },
+    )
+
+
+def test_front_passing_to_a_service_at_a_port_it_does_not_bind(tmp_path: Path) -> None:
+    """nginx's `proxy_pass http://sam;` (port 80, the scheme's default) to the compose service
+    sam whose uvicorn listens on 8000 (seen in JaneliaSciComp/SAM_service): the name reaches
+    the container, the port nothing in it, said at the pass; `http://sam:8000` is joined and
+    says nothing, nor does a port left to the container (`--port $PORT`)."""
+    serve = "uvicorn app:app --host 0.0.0.0 --port 8000"
+    root = _front_stack(tmp_path, "miss", "http://sam", serve)
+    assert _mismatches(root) == [("site.conf", 4)]
+    assert _mismatches(_front_stack(tmp_path, "hit", "http://sam:8000", serve)) == []
+    unknown = "uvicorn app:app --host 0.0.0.0 --port $PORT"
+    assert _mismatches(_front_stack(tmp_path, "var", "http://sam", unknown)) == []

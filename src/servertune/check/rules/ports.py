@@ -4,66 +4,22 @@ refused (Docker's proxy accepts, then resets it), whatever the server's own sett
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from servertune.check.bound_ports import alone, known_ports
 from servertune.check.chain import loopback, normalise
-from servertune.check.model import AppServer, CheckInputError, Container, Finding, Severity
+from servertune.check.model import AppServer, Container, Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.source import read_text
 
 _COMPOSE_PORTS = "https://docs.docker.com/reference/compose-file/services/#ports"
 _DOCKER_PUBLISH = "https://docs.docker.com/engine/network/port-publishing/"
-
-#: Programs a script may start beside the server, listening on a port of the container that
-#: check does not read (a front, a process manager's other programs, a port forwarder).
-_OTHER_LISTENERS = re.compile(
-    r"\b(nginx|openresty|caddy|haproxy|traefik|envoy|socat|apache2|httpd|supervisord|honcho|"
-    r"circusd|s6-svscan|runsvdir|node|npm|java)\b"
+_PASS_BACKING = (
+    "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_pass (an address without "
+    "a port is at the scheme's default, 80 for http); "
+    "https://docs.docker.com/compose/how-tos/networking/ (a service's name reaches its "
+    "container, at the port the client gives)"
 )
-
-
-def _known_ports(app: AppServer) -> set[int] | None:
-    """The TCP ports the server binds, every one literal and written (no default a variable
-    could change, no unix socket, no word left to the running container); None otherwise."""
-    if (
-        not app.sockets
-        or app.unresolved
-        or app.unexpanded
-        or app.emptied
-        or app.missing_config is not None
-        or app.unknown
-        or app.unknown_settings
-        or app.started_with is not None
-        or app.supervised is not None
-        or app.front_stops_with is not None
-        or app.backgrounded is not None
-        or app.reloads is not None  # a developer's run, which may publish any port
-    ):
-        return None
-    ports: set[int] = set()
-    for socket in app.sockets:
-        host, port = normalise(socket.value)
-        if socket.default or host == "unix" or "$" in socket.value or not port.isdigit():
-            return None
-        ports.add(int(port))
-    return ports
-
-
-def _alone(app: AppServer) -> bool:
-    """Nothing else read as the container's command: a script that starts the server names no
-    other program that may listen beside it."""
-    if app.file.name.startswith(("Dockerfile", "Containerfile")) or app.file.suffix in (
-        ".yml",
-        ".yaml",
-    ):
-        return True
-    try:
-        text = read_text(app.file)
-    except CheckInputError:
-        return False
-    return not _OTHER_LISTENERS.search(text)
 
 
 @check_rule(
@@ -83,13 +39,15 @@ def front_port_mismatch(rule: Rule, c: Context) -> Iterator[Finding]:
             groups.setdefault((box.name, str(box.at)), (box, []))[1].append(app)
     inside = {id(link.app) for link in c.links if _local_pass(link.server.value)}
     for box, apps in groups.values():
-        binds = [_known_ports(a) for a in apps]
-        if any(b is None for b in binds) or any(id(a) in inside or not _alone(a) for a in apps):
+        binds = [known_ports(a) for a in apps]
+        if any(b is None for b in binds) or any(id(a) in inside or not alone(a) for a in apps):
             continue
         bound = set().union(*(b for b in binds if b is not None))
         if any(p.value in bound for p in box.ports or ()) or box.development is not None:
             continue
         yield _finding(rule, box, apps[0])
+    for missed in c.ports_missed:
+        yield rule.finding(missed.at, missed.message, missed.fix, backing=_PASS_BACKING)
 
 
 def _local_pass(target: str) -> bool:
