@@ -48,6 +48,7 @@ from servertune.check.ingress import kube_services
 from servertune.check.installer_seds import installed_fills
 from servertune.check.model import (
     DEVELOPMENT_SERVER_DEPLOYED,
+    FRONT_PORT_MISSED,
     IGNORED_BY_PLATFORM,
     AppServer,
     CheckInputError,
@@ -377,6 +378,7 @@ def check_files(
         packaging=packaging,
         ignored=_taken(notes, IGNORED_BY_PLATFORM),
         development_servers=_taken(notes, DEVELOPMENT_SERVER_DEPLOYED),
+        ports_missed=_taken(notes, FRONT_PORT_MISSED),
     )
     files = _files_read(reading, apps, paths, errors, notes)
     findings = _known(_findings(context, notes, traffic, paths), discovered)

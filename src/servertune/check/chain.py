@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check import memo
+from servertune.check.bound_ports import alone, known_ports
+from servertune.check.development import development_reason
 from servertune.check.model import (
+    FRONT_PORT_MISSED,
     AppServer,
     Balancer,
     Location,
@@ -1251,9 +1254,47 @@ def _pass_reaches(
         )
     if not reached and project is None:
         reached = _same_placeholder(server, speaking)
+    if not reached and project and stacks is not None:
+        _port_missed(server, project, stacks, apps)
     if not reached and project != frozenset():
         _hold_unknown(config, passing, server, speaking, project, stacks, held, candidates)
     return reached
+
+
+def _port_missed(
+    server: Setting[str], project: frozenset[Path], stacks: Stacks, apps: Sequence[AppServer]
+) -> None:
+    """A `FRONT_PORT_MISSED` note when the pass names a compose service of the front's project
+    by name, at a literal port (or its scheme's default, `http://sam` at 80), and that
+    service's servers, every bind of theirs literal and known and each alone in its container
+    (`bound_ports`), bind other ports: the name reaches the container, the port nothing in it.
+    Not for a development launch (named for one, or a reloader)."""
+    name = _host_name(server.value)
+    if name is None or "$" in server.value:
+        return
+    port = normalise(server.value)[1]
+    own = {s.name for s in stacks.services if s.file in project and name in (s.name, *s.aliases)}
+    served = [a for a in apps if _in_project(a, project) and a.container.name in own]  # type: ignore[union-attr]
+    binds = [known_ports(a) for a in served]
+    if any(development_reason(a, apps) is not None for a in served):
+        return
+    if not served or any(b is None or not alone(a) for a, b in zip(served, binds, strict=True)):
+        return
+    bound = sorted(set().union(*(b for b in binds if b is not None)))
+    if int(port) in bound:
+        return
+    app = served[0]
+    socket = app.sockets[0]
+    note(
+        FRONT_PORT_MISSED,
+        server.at,
+        f"{server.value} reaches compose service {app.container.name} at port {port}, but "  # type: ignore[union-attr]
+        f"{app.kind} there listens on {', '.join(s.value for s in app.sockets)} ({socket.at}) "
+        "and nothing else read runs in that container: every request through this pass is "
+        "refused (nginx: 502, 'connect() failed (111: Connection refused)')",
+        f"pass to {name}:{bound[0]} (the port {app.kind} binds), or bind {app.kind} to "
+        f":{port} at {socket.at}",
+    )
 
 
 def _same_placeholder(server: Setting[str], speaking: Sequence[AppServer]) -> list[AppServer]:

@@ -586,6 +586,7 @@ def _container(
         stage=_target(service),
         published=_released(service, key_at.file),
         extends=_extended(service, key_at.file),
+        ports=_targets(service),
     )
 
 
@@ -1070,6 +1071,28 @@ def _published(service: _Node) -> tuple[tuple[str, str], ...] | None:
         if protocol != "tcp" or ip not in ("", "0.0.0.0", "127.0.0.1", "[::]", "::", "[::1]"):
             continue
         found += _pairs(host, target)
+    return tuple(found)
+
+
+def _targets(service: _Node) -> tuple[Setting[int], ...] | None:
+    """The container ports a service's `ports:` publishes, each at its entry's line: the
+    short syntax's last port (`8000`, `80:8000`, `127.0.0.1:80:8000/tcp`, ranges each), the
+    long syntax's `target`. None when an entry holds a variable or is not read, so the
+    published ports are not all known."""
+    ports, mode = service.get("ports"), service.get("network_mode")
+    if mode is not None:  # `host` discards `ports:`; another's namespace is not this one's
+        return None
+    found: list[Setting[int]] = []
+    for entry in ports.list() if ports is not None else ():
+        if isinstance(entry.node, yaml.MappingNode):
+            node = entry.get("target")
+            text = (node.text() or "") if node is not None else ""
+        else:
+            text = (entry.text() or "").strip().rpartition(":")[2].partition("/")[0]
+        numbers = _span(text) if "$" not in text else []
+        if not numbers:
+            return None
+        found += [Setting(int(n), entry.at) for n in numbers]
     return tuple(found)
 
 

@@ -18,6 +18,7 @@ from typing import Generic, Literal, TypeVar
 __all__ = [
     "ASSUMED_UNSET",
     "DEVELOPMENT_SERVER_DEPLOYED",
+    "FRONT_PORT_MISSED",
     "IGNORED_BY_PLATFORM",
     "S6_INIT",
     "SERVERS",
@@ -260,6 +261,9 @@ class Container:
     extends: tuple[Path, str] | None = None
     #: The pod spec a Kubernetes container is one of (its containers share its volumes).
     pod: Location | None = None
+    #: The container ports a compose service's `ports:` publishes (each entry's target, short
+    #: or long syntax, at its line); None when an entry holds a variable or is not read.
+    ports: tuple[Setting[int], ...] | None = ()
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.
@@ -695,6 +699,10 @@ IGNORED_BY_PLATFORM = "ignored-by-platform"
 #: runserver`) started where a deployment runs it (an image's own command, a compose file named
 #: for production), turned into the `development-server-in-production` rule's warning.
 DEVELOPMENT_SERVER_DEPLOYED = "development-server-in-production"
+#: The note kind linking records for a front passing to a compose service of its project by
+#: name at a port none of that service's servers binds (all binds known), turned into the
+#: `front-port-mismatch` rule's warning.
+FRONT_PORT_MISSED = "front-port-mismatch"
 #: `AppServer.init` of a server an s6-overlay service's `run` script starts: `/init` is PID 1
 #: and s6-supervise, not an init's signal forwarding, stops the script.
 S6_INIT = "s6-overlay /init"
@@ -724,6 +732,7 @@ NOTE_KINDS = {
     # Recorded by a reader as a note, reported as the `ignored-by-platform` rule's finding.
     IGNORED_BY_PLATFORM: "a line or value the platform running it ignores, its default applies",
     DEVELOPMENT_SERVER_DEPLOYED: "a framework's development server a deployment runs",
+    FRONT_PORT_MISSED: "a front passing to a compose service at a port its server does not bind",
 }
 
 

@@ -25,6 +25,7 @@ from servertune.check.rules import (
     limits,
     memory,
     plan,
+    ports,
     probes,
     protocols,
     proxies,
@@ -113,6 +114,7 @@ RULES: dict[str, Rule] = {
         timeouts.route_timeout_below_app_timeout,
         queueing.balancer_maxconn_over_app_limit,
         protocols.uwsgi_pass_to_http_socket,
+        ports.front_port_mismatch,
     )
 }
 

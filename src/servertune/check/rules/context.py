@@ -95,6 +95,9 @@ class Context:
     #: started as an image's own command or by a production compose file:
     #: `model.DEVELOPMENT_SERVER_DEPLOYED` notes.
     development_servers: tuple[Note, ...] = ()
+    #: `model.FRONT_PORT_MISSED` notes: a front's pass to a compose service at a port its
+    #: server does not bind.
+    ports_missed: tuple[Note, ...] = ()
 
     def for_faults(self) -> Context:
         """This context without the development launches (a launch through a file, container
