@@ -147,7 +147,8 @@ def _shell_scripts(root: Path) -> list[Path]:
     a project's build-and-run helper): their `docker build` lines are the project's too."""
     found: list[Path] = []
     for path in sorted([*root.glob("*"), *root.glob("*/*")]):
-        if path.suffix or not path.is_file():
+        # A link out of the tree (`.env` -> ../outside/secrets.env) is never opened.
+        if path.suffix or not path.is_file() or not resolve.inside(path):
             continue
         try:
             with path.open("rb") as opened:
