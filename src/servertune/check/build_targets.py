@@ -24,14 +24,18 @@ from pathlib import Path
 from servertune.check import memo, resolve
 from servertune.check.model import Location, note
 
-__all__ = ["Chosen", "built_by_compose", "chosen_context", "chosen_stage", "shown"]
+__all__ = [
+    "Chosen",
+    "built_by_compose",
+    "chosen_context",
+    "chosen_stage",
+    "shown",
+]
 
 #: The Dockerfiles (resolved) the run's compose files build: their stage is the service's.
 _COMPOSE_BUILT: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar(
     "compose_built", default=frozenset()
 )
-#: Build files beside the ones `image_builds` reads for image names.
-_MORE_FILES = ("justfile", "Justfile", ".justfile", "*/Makefile", "*.mk")
 #: Options of `docker build` that take no value (any other option without `=` takes the next).
 _FLAGS = frozenset(
     {"--push", "--load", "--no-cache", "--pull", "-q", "--quiet", "--rm", "--force-rm"}
@@ -170,33 +174,11 @@ def _choices(root: Path) -> tuple[Chosen, ...]:
     """Every build command of the repository's build files, read once a run."""
 
     def found() -> tuple[Chosen, ...]:
-        from servertune.check.image_builds import build_files
+        from servertune.check.image_builds import command_files
 
-        files = [*build_files(root)]
-        files += sorted({p for pattern in _MORE_FILES for p in root.glob(pattern) if p.is_file()})
-        files += _shell_scripts(root)
-        # A build file linked from outside the tree is never opened (`resolve`).
-        inside = [f for f in dict.fromkeys(files) if resolve.inside(f)]
-        return tuple(c for file in inside for c in _read(file, root))
+        return tuple(c for file in command_files(root) for c in _read(file, root))
 
     return memo.recall(memo.run_table("build targets"), str(root), found)
-
-
-def _shell_scripts(root: Path) -> list[Path]:
-    """The shell scripts without a suffix at the root or one folder down (`docker/manage`,
-    a project's build-and-run helper): their `docker build` lines are the project's too."""
-    found: list[Path] = []
-    for path in sorted([*root.glob("*"), *root.glob("*/*")]):
-        if path.suffix or not path.is_file():
-            continue
-        try:
-            with path.open("rb") as opened:
-                first = opened.readline(200)
-        except OSError:
-            continue
-        if first.startswith(b"#!") and re.search(rb"\b(?:ba|da|z|k)?sh\b", first):
-            found.append(path)
-    return found
 
 
 def _read(file: Path, root: Path) -> Iterator[Chosen]:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from servertune.check import memo
+from servertune.check import memo, resolve
 from servertune.check.model import CheckInputError, Location
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "build_files",
     "built_from",
     "built_in_script",
+    "command_files",
     "dockerfiles_building",
     "named_in_own_comments",
 ]
@@ -51,6 +52,8 @@ _ASSIGNMENT = re.compile(
 #: Deploy scripts (`azure_compose_deploy/azure_deploy.sh`): only their `docker build -t NAME -f
 #: FILE` lines are read, each the script's own word for what builds NAME.
 _SCRIPTS = ("*.sh", "*/*.sh", "*/*/*.sh")
+#: Files running docker commands beside the build files (`command_files`).
+_MORE_FILES = ("justfile", "Justfile", ".justfile", "*/Makefile", "*.mk")
 #: A key naming the Dockerfile a build uses: build-push-action's `file:`, bake's
 #: `dockerfile =`, compose-like `dockerfile:`.
 _DOCKERFILE_KEY = re.compile(
@@ -122,6 +125,39 @@ def build_files(root: Path) -> list[Path]:
         )
 
     return [Path(p) for p in memo.recall(memo.run_table("build files"), str(root), listed)]
+
+
+def command_files(root: Path) -> tuple[Path, ...]:
+    """The repository's files that run docker commands, listed once a run: its build files
+    (`build_files`: CI workflows, Makefile, scripts), justfiles and Makefiles one
+    folder down, and suffixless shell scripts (`_shell_scripts`); none linked from outside."""
+
+    def listed() -> tuple[Path, ...]:
+        files = [*build_files(root)]
+        files += sorted({p for pattern in _MORE_FILES for p in root.glob(pattern) if p.is_file()})
+        files += _shell_scripts(root)
+        # A build file linked from outside the tree is never opened (`resolve`).
+        return tuple(f for f in dict.fromkeys(files) if resolve.inside(f))
+
+    return memo.recall(memo.run_table("docker command files"), str(root), listed)
+
+
+def _shell_scripts(root: Path) -> list[Path]:
+    """The shell scripts without a suffix at the root or one folder down (`docker/manage`,
+    a project's build-and-run helper): their `docker build` lines are the project's too."""
+    found: list[Path] = []
+    for path in sorted([*root.glob("*"), *root.glob("*/*")]):
+        # A link out of the tree (`.env` -> ../outside/secrets.env) is never opened.
+        if path.suffix or not path.is_file() or not resolve.inside(path):
+            continue
+        try:
+            with path.open("rb") as opened:
+                first = opened.readline(200)
+        except OSError:
+            continue
+        if first.startswith(b"#!") and re.search(rb"\b(?:ba|da|z|k)?sh\b", first):
+            found.append(path)
+    return found
 
 
 def build_file_text(path: Path) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from servertune.check import memo, resolve
+from servertune.check import compose_commands, memo, resolve
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import CheckInputError, Location, note
 from servertune.check.source import read_text
@@ -58,7 +58,20 @@ _BY_NAME = frozenset({"environment", "labels"})
 
 def base_of(path: Path, services: _Node) -> Path | None:
     """The base compose file `path` overlays (see the module's docstring), None when it is a
-    project of its own."""
+    project of its own. The repository's own commands say it first: a script, Makefile or
+    workflow running `docker compose -f BASE -f path` (`compose_commands.given_over`)."""
+    given = compose_commands.given_over(path)
+    if given is not None:
+        return given
+    found = _base_by_files(path, services)
+    first = compose_commands.given_over(found) if found is not None else None
+    if first is not None and first.resolve() == path.resolve():
+        return None  # the commands give `path` first: it is the base, not the overlay
+    return found
+
+
+def _base_by_files(path: Path, services: _Node) -> Path | None:
+    """The base `path` overlays by the files alone (their names and services)."""
     match = _LABELLED.match(path.name)
     if match is None:
         return _other_base(path, services) or _base_above(path, services)
@@ -301,11 +314,14 @@ def merged_services(path: Path, services: _Node, base: Path, base_services: _Nod
     for key, value in services.node.value:
         under = by_name.get(str(key.value))
         pairs.append((key, _merge(under.node, value) if under is not None else value))
+    given = compose_commands.where_given(path)
+    where = "beside it" if base.parent == path.parent else f"in {base.parent}"
+    at = "" if given is None else f" at {given}"
     note(
         "overlay",
         Location(path),
-        f"{path}: read merged over {base.name} beside it, as `docker compose -f {base.name} "
-        f"-f {path.name}` reads them (the overlay's values win; {MERGE_DOCS})",
+        f"{path}: read merged over {base.name} {where}, as `docker compose -f {base.name} "
+        f"-f {path.name}`{at} reads them (the overlay's values win; {MERGE_DOCS})",
     )
     merged = yaml.MappingNode(
         services.node.tag, pairs, services.node.start_mark, services.node.end_mark
