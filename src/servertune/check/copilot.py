@@ -143,7 +143,7 @@ def _service(
 ) -> AppServer | None:
     """The server the service (with `override`, an environment's) starts; the Dockerfile of
     the image it runs is added to `images`."""
-    from servertune.check.dockerfile import Image, container_words, find_server, read_image
+    from servertune.check.dockerfile import Image, image_run_server, read_image
     from servertune.check.images import image_named
     from servertune.check.platforms import command_server, dockerfile_image
     from servertune.check.source import read_text
@@ -184,16 +184,7 @@ def _service(
             if image.path.is_relative_to(workspace)
             else Path(image.path.name)
         )
-        first, rest = container_words(
-            image,
-            entrypoint if entrypoint is not None else image.entrypoint,
-            entrypoint is None and image.entrypoint_shell,
-            command if command is not None else image.cmd,
-            command is None and image.cmd_shell,
-        )
-        found = find_server(
-            path, first, rest, {**image.env, **environment}, {**image.env_at, **env_at}, image
-        )
+        found = image_run_server(path, image, entrypoint, command, environment, env_at)
     else:
         argv = [*(entrypoint or ()), *(command or ())]
         line = Word(shlex.join(w.text for w in argv), argv[0].at) if argv else None

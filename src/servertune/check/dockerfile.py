@@ -1425,6 +1425,27 @@ def container_words(
     return first, form(cmd, cmd_shell)
 
 
+def image_run_server(
+    path: Path,
+    image: Image,
+    entrypoint: tuple[Word, ...] | None,
+    cmd: tuple[Word, ...] | None,
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+) -> AppServer | None:
+    """The server a platform's container starts from `image`: its `entrypoint` and `cmd` (exec
+    form) replace the image's own where given, as ECS, Copilot and Nomad's docker driver
+    replace them, and `env` is set over the image's `ENV`."""
+    first, rest = container_words(
+        image,
+        entrypoint if entrypoint is not None else image.entrypoint,
+        entrypoint is None and image.entrypoint_shell,
+        cmd if cmd is not None else image.cmd,
+        cmd is None and image.cmd_shell,
+    )
+    return find_server(path, first, rest, {**image.env, **env}, {**image.env_at, **env_at}, image)
+
+
 def find_server(
     path: Path,
     entrypoint: list[Word],
@@ -2185,6 +2206,7 @@ def _exec_form_string(
 __all__ += [
     "container_words",
     "find_server",
+    "image_run_server",
     "sh_of",
     "shell_commands",
     "shell_form",

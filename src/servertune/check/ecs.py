@@ -436,7 +436,7 @@ def _container(
     file: Path, container: _Object, env: Mapping[str, str], follow: FollowWords | None
 ) -> AppServer | None:
     """The server one container starts: its `entryPoint` + `command` in its image."""
-    from servertune.check.dockerfile import container_words, find_server
+    from servertune.check.dockerfile import image_run_server
     from servertune.check.images import image_named
     from servertune.check.platforms import command_server
 
@@ -448,16 +448,7 @@ def _container(
     at = Location(file, container.lines.get("image", 1))
     image = image_named(reference, file, at) if isinstance(reference, str) else None
     if image is not None:
-        first, rest = container_words(
-            image,
-            entrypoint if entrypoint is not None else image.entrypoint,
-            entrypoint is None and image.entrypoint_shell,
-            command if command is not None else image.cmd,
-            command is None and image.cmd_shell,
-        )
-        found = find_server(
-            file, first, rest, {**image.env, **environment}, {**image.env_at, **env_at}, image
-        )
+        found = image_run_server(file, image, entrypoint, command, environment, env_at)
     elif entrypoint is None and command is None:
         return None
     else:

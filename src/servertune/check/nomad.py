@@ -156,7 +156,7 @@ def _task(
     env: Mapping[str, str],
     follow: FollowWords | None,
 ) -> AppServer | None:
-    from servertune.check.dockerfile import container_words, find_server, with_stop_signal
+    from servertune.check.dockerfile import image_run_server, with_stop_signal
     from servertune.check.ecs import HclObject
     from servertune.check.images import image_named
     from servertune.check.platforms import command_server
@@ -195,16 +195,7 @@ def _task(
             line = Word(shlex.join(w.text for w in argv), argv[0].at)
             found = command_server(path, line, path.parent, environment, env_at, follow)
         else:
-            first, rest = container_words(
-                image,
-                entrypoint if entrypoint is not None else image.entrypoint,
-                entrypoint is None and image.entrypoint_shell,
-                cmd if cmd is not None else image.cmd,
-                cmd is None and image.cmd_shell,
-            )
-            found = find_server(
-                path, first, rest, {**image.env, **environment}, {**image.env_at, **env_at}, image
-            )
+            found = image_run_server(path, image, entrypoint, cmd, environment, env_at)
     else:
         argv = [*(command or ()), *(args or ())]
         if not argv:
