@@ -11,7 +11,6 @@ deployed by another launch here (a Procfile, a pod, a platform), is no launch of
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,13 +22,13 @@ from servertune.check.entry_names import PROCFILE_WEB, entry_name
 from servertune.check.front_names import (
     DEVELOPMENT_WORDS,
     named_for_development,
+    settings_read_at,
     words_of,
 )
 from servertune.check.model import (
     DEVELOPMENT_SERVER_DEPLOYED,
     AppServer,
     Location,
-    Setting,
     note,
 )
 from servertune.check.unfollowed import NOT_FOR_PRODUCTION, development_server_at
@@ -129,19 +128,8 @@ def launch_line(app: AppServer) -> Location | None:
     read at (a Procfile's `web:` line); None when no line is known."""
     if app.launched_by:
         return app.launched_by[0]
-    lines = [at.line for at in _settings_at(app) if at.file == app.file and at.line > 0]
+    lines = [at.line for at in settings_read_at(app) if at.file == app.file and at.line > 0]
     return Location(app.file, min(lines)) if lines else None
-
-
-def _settings_at(app: AppServer) -> list[Location]:
-    found: list[Location] = []
-    for field in dataclasses.fields(app):
-        value = getattr(app, field.name)
-        for one in value if isinstance(value, tuple) else (value,):
-            found += [
-                s.at for s in (one if isinstance(one, tuple) else (one,)) if isinstance(s, Setting)
-            ]
-    return found
 
 
 def _entry_evidence(at: Location) -> str | None:

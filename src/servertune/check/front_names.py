@@ -21,7 +21,7 @@ from servertune.check import memo
 from servertune.check.development_folders import DEVELOPMENT_WORDS
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
-__all__ = ["DEVELOPMENT_WORDS", "named_starters", "words_of"]
+__all__ = ["DEVELOPMENT_WORDS", "named_starters", "settings_read_at", "words_of"]
 
 #: Words that say what a name is, not whose it is (`BACKEND_INTERNAL_HOST`: `backend`).
 _GENERIC = frozenset(
@@ -112,7 +112,12 @@ def _names(app: AppServer) -> frozenset[str]:
 def _read_at(app: AppServer) -> list[Location]:
     """The lines that start `app` and the lines its settings were read at (a Dockerfile's
     ENTRYPOINT in one stage, its CMD in the stage that runs)."""
-    found = list(app.launched_by)
+    return [*app.launched_by, *settings_read_at(app)]
+
+
+def settings_read_at(app: AppServer) -> list[Location]:
+    """The lines each of `app`'s settings was read at, in field order."""
+    found: list[Location] = []
     for field in dataclasses.fields(app):
         value = getattr(app, field.name)
         for one in value if isinstance(value, tuple) else (value,):
