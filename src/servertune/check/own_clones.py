@@ -18,34 +18,9 @@ import shlex
 from pathlib import Path
 
 from servertune.check.repository_names import repository_names, words
+from servertune.check.run_folders import clone_target
 
 __all__ = ["own_clone_folders"]
-
-#: `git clone`'s options that take a value as the next word (git-clone(1)).
-_VALUED = frozenset(
-    {
-        "-b",
-        "--branch",
-        "-o",
-        "--origin",
-        "-c",
-        "--config",
-        "-j",
-        "--jobs",
-        "-u",
-        "--upload-pack",
-        "--depth",
-        "--reference",
-        "--reference-if-able",
-        "--separate-git-dir",
-        "--filter",
-        "--shallow-since",
-        "--shallow-exclude",
-        "--template",
-        "--server-option",
-        "--bundle-uri",
-    }
-)
 
 
 def own_clone_folders(text: str, workdir: str, root: Path) -> list[str]:
@@ -61,34 +36,15 @@ def own_clone_folders(text: str, workdir: str, root: Path) -> list[str]:
             continue
         if argv[:1] == ["cd"]:
             break  # where later clones land depends on that folder
-        operands = _clone_operands(argv)
-        if not operands or any("$" in word for word in operands):
+        target = clone_target(argv)
+        if target is None or any("$" in word for word in target):
             continue
-        url = operands[0]
+        url, folder = target
         last = re.split(r"[/:]", url.rstrip("/"))[-1].removesuffix(".git")
         if "".join(words(last)) not in names or not _is_url(url):
             continue
-        folder = operands[1] if len(operands) > 1 else last
         folders.append(posixpath.normpath(posixpath.join(workdir, folder)))
     return folders
-
-
-def _clone_operands(argv: list[str]) -> list[str]:
-    """The URL and DIR of a `git clone` command (`git -C x clone` and the like are left)."""
-    if len(argv) < 3 or posixpath.basename(argv[0]) != "git" or argv[1] != "clone":
-        return []
-    operands: list[str] = []
-    skip = False
-    for word in argv[2:]:
-        if skip:
-            skip = False
-        elif word == "--":
-            continue
-        elif word.startswith("-"):
-            skip = word in _VALUED
-        else:
-            operands.append(word)
-    return operands[:2]
 
 
 def _is_url(word: str) -> bool:

@@ -10,13 +10,14 @@ import posixpath
 import re
 import shlex
 
-__all__ = ["made_folders"]
+__all__ = ["clone_target", "made_folders"]
 
-#: `git clone`'s options that take the next word as their value.
+#: `git clone`'s options that take the next word as their value (git-clone(1)).
 _CLONE_VALUED = frozenset(
     {"-b", "--branch", "--depth", "-o", "--origin", "-c", "--config", "-j", "--jobs"}
-    | {"--reference", "--template", "--separate-git-dir", "-u", "--upload-pack"}
-    | {"--shallow-since", "--shallow-exclude", "--filter"}
+    | {"--reference", "--reference-if-able", "--template", "--separate-git-dir", "-u"}
+    | {"--upload-pack", "--shallow-since", "--shallow-exclude", "--filter", "--server-option"}
+    | {"--bundle-uri"}
 )
 
 
@@ -66,8 +67,15 @@ def _named(words: list[str]) -> list[str]:
             elif not word.startswith("-"):
                 names.append(word)
         return names
-    if posixpath.basename(words[0]) != "git" or words[1:2] != ["clone"]:
-        return []
+    target = clone_target(words)
+    return [target[1]] if target is not None and target[1] else []
+
+
+def clone_target(words: list[str]) -> tuple[str, str] | None:
+    """(URL, the folder it is cloned into) of a `git clone [options] URL [DIR]` command: DIR,
+    else the URL's last part without `.git`, as git names it; None for another command."""
+    if len(words) < 3 or posixpath.basename(words[0]) != "git" or words[1] != "clone":
+        return None
     names, skip = [], False
     for word in words[2:]:
         if skip:
@@ -76,10 +84,9 @@ def _named(words: list[str]) -> list[str]:
             skip = True
         elif not word.startswith("-"):
             names.append(word)
+    if not names:
+        return None
     if len(names) >= 2:
-        return [names[1]]
-    if len(names) == 1:
-        last = names[0].rstrip("/").rpartition("/")[2].rpartition(":")[2]
-        last = last[: -len(".git")] if last.endswith(".git") else last
-        return [last] if last else []
-    return []
+        return names[0], names[1]
+    last = names[0].rstrip("/").rpartition("/")[2].rpartition(":")[2]
+    return names[0], last[: -len(".git")] if last.endswith(".git") else last
