@@ -195,14 +195,9 @@ def _read(file: Path, root: Path) -> Iterator[Chosen]:
 
 def _command(file: Path, root: Path, lines: list[str], number: int, rest: str) -> Iterator[Chosen]:
     """The choice of the `docker build` at line `number`, its `\\` continuations joined."""
-    words: list[tuple[str, int]] = []
-    at = number
-    while True:
-        part = rest.rstrip()
-        words += [(w.strip("\"'"), at) for w in part.removesuffix("\\").split()]
-        if not part.endswith("\\") or at >= len(lines):
-            break
-        rest, at = lines[at], at + 1
+    from servertune.check.image_builds import continued_words
+
+    words = continued_words(lines, number, rest)
     options: dict[str, tuple[str, int]] = {}
     arguments: list[tuple[str, str, int]] = []
     context: str | None = None

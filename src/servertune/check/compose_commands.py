@@ -119,14 +119,9 @@ def _read(file: Path, root: Path) -> list[_Pair]:
 def _files(lines: list[str], number: int, rest: str) -> list[str]:
     """The `-f` / `--file` names of the compose command at line `number`, its `\\`
     continuations joined, up to the word ending the command."""
-    words: list[str] = []
-    at = number
-    while True:
-        part = rest.rstrip()
-        words += [w.strip("\"'") for w in part.removesuffix("\\").split()]
-        if not part.endswith("\\") or at >= len(lines):
-            break
-        rest, at = lines[at], at + 1
+    from servertune.check.image_builds import continued_words
+
+    words = [word for word, _ in continued_words(lines, number, rest)]
     names: list[str] = []
     for index, word in enumerate(words):
         if word in _ENDS or word.startswith("#"):

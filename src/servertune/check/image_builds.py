@@ -26,6 +26,7 @@ __all__ = [
     "built_from",
     "built_in_script",
     "command_files",
+    "continued_words",
     "dockerfiles_building",
     "named_in_own_comments",
 ]
@@ -158,6 +159,19 @@ def _shell_scripts(root: Path) -> list[Path]:
         if first.startswith(b"#!") and re.search(rb"\b(?:ba|da|z|k)?sh\b", first):
             found.append(path)
     return found
+
+
+def continued_words(lines: list[str], number: int, rest: str) -> list[tuple[str, int]]:
+    """The words of a command that starts with `rest` on line `number` of `lines`, its `\\`
+    continuations joined, each with the line it is written on (quotes around a word dropped)."""
+    words: list[tuple[str, int]] = []
+    at = number
+    while True:
+        part = rest.rstrip()
+        words += [(w.strip("\"'"), at) for w in part.removesuffix("\\").split()]
+        if not part.endswith("\\") or at >= len(lines):
+            return words
+        rest, at = lines[at], at + 1
 
 
 def build_file_text(path: Path) -> str:
