@@ -1091,16 +1091,24 @@ def _in_background(
     each once: `gunicorn -c tmp.conf & ... gunicorn -c main.conf & wait` runs both, not one
     or the other; the server lines left to choose from). One server line, or only copies of
     one, is one server as before."""
-    distinct: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
-    for found in commands:
-        if not any(_same_command(found[1], other[1]) for other in distinct):
-            distinct.append(found)
+    distinct = _distinct(commands)
     if len(distinct) < 2:
         return [], commands
     started = [c for c in distinct[:-1] if c[0].background]
     rest = [c for c in commands if not any(c is s for s in started)]
     rest = [c for c in rest if not any(_same_command(c[1], s[1]) for s in started)]
     return started, rest
+
+
+def _distinct(
+    commands: list[tuple[_Line, ServerCommand, dict[str, str]]],
+) -> list[tuple[_Line, ServerCommand, dict[str, str]]]:
+    """The server lines, each command once (copies of one line in several branches dropped)."""
+    distinct: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
+    for found in commands:
+        if not any(_same_command(found[1], other[1]) for other in distinct):
+            distinct.append(found)
+    return distinct
 
 
 def _daemonizing(
@@ -1112,10 +1120,7 @@ def _daemonizing(
     makes them; the server lines left to choose from). A line on another arm of an `if` /
     `case` than the last server line, or beside it across `||`, is an alternative to it, not
     one more server: still chosen between."""
-    distinct: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
-    for found in commands:
-        if not any(_same_command(found[1], other[1]) for other in distinct):
-            distinct.append(found)
+    distinct = _distinct(commands)
     if len(distinct) < 2:
         return [], commands
     last = distinct[-1][0]
