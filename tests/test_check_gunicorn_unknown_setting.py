@@ -99,3 +99,30 @@ def test_a_name_the_file_reads_back_is_a_variable_not_a_setting(tmp_path: Path) 
         )
         rules = [f.rule for f in check_folder(root).findings]
         assert ("gunicorn-unknown-setting" in rules) is said, name
+
+
+def test_a_name_set_in_a_module_level_branch_is_found_at_its_line(tmp_path: Path) -> None:
+    """`preload = True` in the `else:` of a module-level `if` is a name gunicorn reads all the
+    same: the warning points at that line of the config, not at the command that loads the
+    file (seen in azavea/pfb-network-connectivity's gunicorn.conf.py, loaded as
+    ./gunicorn.conf.py by a Dockerfile ENTRYPOINT)."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                'FROM python:3.12\nWORKDIR /app\nCOPY . /app\nENTRYPOINT ["gunicorn"]\n'
+                'CMD ["app:app"]\n'
+            ),
+            "gunicorn.conf.py": (
+                'import os\nbind = ":9202"\nworkers = 3\n'
+                'if os.getenv("ENV") == "development":\n    reload = True\n'
+                "else:\n    preload = True\n"
+            ),
+        },
+    )
+    found = [
+        (f.at.file.name, f.at.line)
+        for f in check_folder(tmp_path).findings
+        if f.rule == "gunicorn-unknown-setting"
+    ]
+    assert found == [("gunicorn.conf.py", 7)]

@@ -100,7 +100,8 @@ def _lines(text: str, path: Path) -> dict[str, int]:
     except (RecursionError, MemoryError, ValueError):  # nesting past the parser's limits
         raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
     lines: dict[str, int] = {}
-    for node in tree.body:
+    nested: dict[str, int] = {}
+    for node in _module_level(tree.body):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
             targets = list(node.targets)
@@ -108,11 +109,30 @@ def _lines(text: str, path: Path) -> dict[str, int]:
             targets = [node.target]
         for target in targets:
             if isinstance(target, ast.Name):
-                lines[target.id] = node.lineno
+                (lines if node in tree.body else nested)[target.id] = node.lineno
+    # A name only a block sets (`else: preload = True`) is placed there; one also set at the
+    # top level keeps that line, the value written for every run.
+    lines = nested | lines
     handed = _handing_call(tree)
     if handed is not None:
         lines[HANDED] = handed.lineno
     return lines
+
+
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements that run at the module's level: `body`'s, and those inside its `if`,
+    `try` and `with` blocks (a name set there is the module's too, as gunicorn reads it:
+    `if DEBUG: reload = True` / `else: preload = True`), not a function's or a class's."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.For, ast.While)):
+            yield from _module_level(node.body)
+            yield from _module_level(node.orelse)
+        elif isinstance(node, ast.With):
+            yield from _module_level(node.body)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
+                yield from _module_level(block)
 
 
 #: The key `_lines` gives the line of a call handed the module's own names (`_handing_call`).
