@@ -149,3 +149,27 @@ def test_a_service_another_file_extends_is_that_launch_not_a_second_one(tmp_path
     result = check(root)
     assert served(result, "docker-compose.yml") == [("web", "1", [])]
     assert served(result, "docker-compose.apps.yml") == []
+
+
+def test_an_overlay_merges_over_the_base_services_extends_resolved(tmp_path: Path) -> None:
+    """Compose applies each file's `extends` before it merges the files given together: the
+    base's `web: {extends: base}` is whole (base's build and gunicorn command) under an
+    overlay in another folder that only mounts a file into `web`, so the merged web starts
+    gunicorn, and its `extends` is not looked for among the overlay's services (no
+    not-followed note). Seen in translate/pootle (docker/example/docker-compose.override.yml
+    over docker-compose.yml, whose production extends base-production)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n",
+            "app.py": "app = None\n",
+            "docker-compose.yml": "services:\n  base:\n    build: .\n"
+            "    command: gunicorn -w 3 -b :8000 app:app\n"
+            "  web:\n    extends: base\n    image: example/web\n",
+            "docker/example/docker-compose.override.yml": "services:\n  web:\n"
+            "    volumes:\n      - /srv/web.conf:/app/web.conf\n",
+        },
+    )
+    result = check(root)
+    assert ("web", "3", []) in served(result, "docker-compose.override.yml")
+    assert not [n for n in result.notes if n.kind == "not-followed" and "extends" in n.message]

@@ -519,3 +519,23 @@ def test_a_copy_to_rename_is_read_as_the_override_it_becomes(tmp_path: Path) -> 
     services = services_in(copy)
     assert services is not None
     assert base_of(copy, services) == root / "docker-compose.yml"
+
+
+def test_a_merge_key_in_the_base_is_flattened_before_the_overlay_merges(tmp_path: Path) -> None:
+    """A base service written `<<: *common` takes the anchor's keys when the file is loaded
+    (YAML's merge type), so an overlay's `environment` merges by name with the anchor's
+    WEB_CONCURRENCY=4 instead of replacing it: the merged web runs 4 workers. Seen with
+    `<<: *backend` in akvo/akvo-rsr's ci/k8s/deployment.yml."""
+    root = write(
+        tmp_path / "library",
+        {
+            "Dockerfile": IMAGE,
+            "app.py": "app = None\n",
+            "docker-compose.yml": "x-common: &common\n  build: .\n"
+            "  command: gunicorn -b :8000 app:app\n"
+            '  environment:\n    WEB_CONCURRENCY: "4"\n'
+            "services:\n  web:\n    <<: *common\n",
+            "docker-compose.override.yml": 'services:\n  web:\n    environment:\n      MODE: "x"\n',
+        },
+    )
+    assert from_file(check(root), "docker-compose.override.yml") == [("web", 4, False)]

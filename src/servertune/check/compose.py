@@ -63,7 +63,7 @@ from servertune.check.dockerfile import (
     with_stop_signal,
 )
 from servertune.check.envfile import read_env_file
-from servertune.check.extends import extended_services
+from servertune.check.extends import extended_services, settled_services
 from servertune.check.images import Build
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import (
@@ -1307,6 +1307,7 @@ def _over_base(path: Path, services: _Node, lines: dict[Path, list[str]]) -> _No
     # are in one folder), then the overlay's services merged over its.
     _interpolate_all(base_services.node, _shell_environment(base), base, set())
     lines[base] = read_text(base).splitlines()
+    base_services = settled_services(base, base_services, _other_services, lines)
     return overlay.merged_services(path, services, base, base_services)
 
 

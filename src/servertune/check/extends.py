@@ -25,7 +25,7 @@ from servertune.check.kubernetes import _Node
 from servertune.check.model import Location, note
 from servertune.check.source import read_text
 
-__all__ = ["EXTENDS_DOCS", "extended_services"]
+__all__ = ["EXTENDS_DOCS", "extended_services", "settled_services"]
 
 #: Where Compose documents `extends`.
 EXTENDS_DOCS = "https://docs.docker.com/compose/how-tos/multiple-compose-files/extends/"
@@ -66,6 +66,32 @@ def extended_services(
         services.node.tag, pairs, services.node.start_mark, services.node.end_mark
     )
     return _Node(node, services.path)
+
+
+def settled_services(
+    path: Path, services: _Node, load: Loader, lines: dict[Path, list[str]]
+) -> _Node:
+    """`services` of the base compose file `path` as an overlay merges over them: each that
+    `extends` another merged over it, and no `extends` key left. Compose applies each file's
+    `extends` before it merges the files given together (compose-go's loader), so a base's
+    `production: {extends: base-production}` is whole under the overlay's `production`, and
+    its `extends` names a service of the base, not of the overlay (seen in translate/pootle,
+    docker/example/docker-compose.override.yml over docker-compose.yml). One that cannot be
+    followed is left as written (the base's own reading says why)."""
+    extended = extended_services(path, services, load, lines)
+    assert isinstance(extended.node, yaml.MappingNode)
+    pairs = [(key, _without_extends(value)) for key, value in extended.node.value]
+    node = yaml.MappingNode(
+        extended.node.tag, pairs, extended.node.start_mark, extended.node.end_mark
+    )
+    return _Node(node, extended.path)
+
+
+def _without_extends(service: yaml.Node) -> yaml.Node:
+    if not isinstance(service, yaml.MappingNode):
+        return service
+    pairs = [(k, v) for k, v in service.value if str(k.value) != "extends"]
+    return yaml.MappingNode(service.tag, pairs, service.start_mark, service.end_mark)
 
 
 def _resolved(

@@ -178,6 +178,8 @@ class _Loader(yaml.SafeLoader):
             node = super().compose_node(parent, index)
         finally:
             self.depth -= 1
+        if isinstance(node, yaml.MappingNode):
+            _flatten_merge_keys(node)
         size = self._size(node)
         if size > MAX_EXPANDED_NODES:
             raise CheckInputError(
@@ -188,10 +190,43 @@ class _Loader(yaml.SafeLoader):
         return node
 
 
+#: The tag of a merge key (`<<: *base`).
+_MERGE_KEY = "tag:yaml.org,2002:merge"
+
+
+def _flatten_merge_keys(node: yaml.MappingNode) -> None:
+    """`node`'s merge keys (`<<: *base`, `<<: [*a, *b]`) replaced by the pairs they merge, as
+    YAML's merge type defines them (https://yaml.org/type/merge.html) and as Compose and
+    Kubernetes load them: the mapping's own keys win, then the earlier merged mapping's. Done
+    when the mapping is composed (its values already are), so every reader, and a compose
+    overlay merging a service by key (`environment` by name), sees the keys the anchor gives
+    (seen in akvo/akvo-rsr's ci/k8s/deployment.yml: `- <<: *backend` with its own `name`). A
+    merge key whose value is not a mapping or a list of them is left for the reader to skip."""
+    if not any(key.tag == _MERGE_KEY for key, _ in node.value):
+        return
+    own: list[tuple[yaml.Node, yaml.Node]] = []
+    merged: list[tuple[yaml.Node, yaml.Node]] = []
+    for key, value in node.value:
+        sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+        if key.tag != _MERGE_KEY or not all(isinstance(s, yaml.MappingNode) for s in sources):
+            own.append((key, value))
+            continue
+        for source in sources:
+            merged += source.value
+    names = {str(k.value) for k, _ in own if isinstance(k, yaml.ScalarNode)}
+    for key, value in merged:
+        name = str(key.value) if isinstance(key, yaml.ScalarNode) else None
+        if name is None or name not in names:
+            own.append((key, value))
+            if name is not None:
+                names.add(name)
+    node.value = own
+
+
 @dataclass(frozen=True)
 class _Node:
     """A YAML node with its line: mapping lookups, items and scalar values as Kubernetes reads
-    them (merge keys `<<` honoured, as sigs.k8s.io/yaml does)."""
+    them (merge keys `<<` flattened by the loader, as sigs.k8s.io/yaml does)."""
 
     node: yaml.Node
     path: Path
@@ -211,17 +246,13 @@ class _Node:
     def _pairs(self) -> list[tuple[str, _Node]]:
         if not isinstance(self.node, yaml.MappingNode):
             return []
-        own: list[tuple[str, _Node]] = []
-        merged: list[tuple[str, _Node]] = []
-        for key, value in self.node.value:
-            if key.tag == "tag:yaml.org,2002:merge":
-                sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
-                for source in sources:
-                    merged += self._child(source)._pairs()
-            elif isinstance(key, yaml.ScalarNode):
-                own.append((str(key.value), self._child(value)))
-        names = {k for k, _ in own}
-        return own + [(k, v) for k, v in merged if k not in names]
+        # Merge keys are flattened when composed (`_flatten_merge_keys`); one left merges no
+        # mapping and is no key of the object.
+        return [
+            (str(key.value), self._child(value))
+            for key, value in self.node.value
+            if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE_KEY
+        ]
 
     def get(self, *keys: str) -> _Node | None:
         node: _Node | None = self
