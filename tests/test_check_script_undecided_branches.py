@@ -326,7 +326,7 @@ def test_a_case_on_a_variable_nothing_sets_is_read_as_the_image_run_as_it_is(
     the command it sets is the one read, with the note that names NAME taken as unset and
     the `case`'s line, not a `server-chosen` note that the files do not decide it; between
     two server lines, the arm matching "" (`""|gunicorn)`) is the one read, though it is not
-    the last. Seen in a role switch (`case "$SERVICE_ROLE" in worker) ... *) ...`) of
+    the last (the other arm is a launch `when APP_SERVER=uvicorn`). Seen in a role switch (`case "$SERVICE_ROLE" in worker) ... *) ...`) of
     entrypoint scripts (thunderbird/thunderbird-accounts has the `if` form)."""
     root = _repository(
         tmp_path / "value",
@@ -353,19 +353,19 @@ def test_a_case_on_a_variable_nothing_sets_is_read_as_the_image_run_as_it_is(
         "  uvicorn) exec uvicorn app:app --workers 2 ;;\n"
         "esac\n",
     )
+    # The `uvicorn)` arm, which a deployment picks by setting APP_SERVER, is a launch beside it.
     assert chains(check_folder(servers), servers) == [
-        (["Dockerfile:4", "docker/start.sh:3"], "gunicorn", 3)
+        (["Dockerfile:4", "docker/start.sh:3"], "gunicorn", 3),
+        (["Dockerfile:4", "docker/start.sh:4"], "uvicorn", 2),
     ]
-    (note,) = _chosen(servers)
-    assert "when the variables no file here sets are unset" in note
 
 
 def test_a_script_read_alone_takes_the_branch_its_own_default_chooses(tmp_path: Path) -> None:
     """A script no file here runs, read alone: `SERVER_TYPE=${AYON_SERVER_TYPE:-gunicorn}`
     then `if [ $SERVER_TYPE = "gunicorn" ]; then exec gunicorn ...; elif ...; then exec
     granian ...` runs gunicorn where nothing sets AYON_SERVER_TYPE, not the last server line;
-    the `server-chosen` note still names granian's line. (Seen in ynput/ayon-backend's
-    start.sh, whose image is built in another repository.)"""
+    granian's line is the launch `when AYON_SERVER_TYPE=granian`, beside it. (Seen in
+    ynput/ayon-backend's start.sh, whose image is built in another repository.)"""
     root = write(
         tmp_path,
         {
@@ -383,7 +383,5 @@ def test_a_script_read_alone_takes_the_branch_its_own_default_chooses(tmp_path: 
     )
     result = check_folder(root)
     found = [(chain[-1], kind) for chain, kind, _ in chains(result, root)]
-    assert found == [("start.sh:7", "gunicorn")], found
-    chosen = [n.message for n in result.notes if n.kind == "server-chosen"]
-    assert len(chosen) == 1, chosen
-    assert "granian at line 9" in chosen[0], chosen
+    assert found == [("start.sh:7", "gunicorn"), ("start.sh:9", "granian")], found
+    assert [a.when for a in result.apps] == [None, "AYON_SERVER_TYPE=granian"]

@@ -166,6 +166,7 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
 
     dropped = {i for i in range(len(apps)) if reached(i) or _extended(apps[i], apps)}
     dropped |= {i for i, app in enumerate(apps) if _paste_loaded(app, apps, notes)}
+    dropped |= _picked_elsewhere(apps, chains)
     files = {apps[i].file for i in dropped}
     notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
     # The branch a dropped reading assumed is said by the kept one's `server-chosen` note.
@@ -304,6 +305,17 @@ def without_false_starts(apps: Sequence[AppServer], notes: list[Note]) -> None:
     ]
 
 
+def _picked_elsewhere(apps: Sequence[AppServer], chains: Sequence[set[Path]]) -> set[int]:
+    """The branches a variable picks (`AppServer.when`) whose files a longer chain runs (a
+    compose service running the image): that chain's environment decides the variable, or
+    its own reading picks the branch as well, so they are no launches of their own."""
+    return {
+        i
+        for i, app in enumerate(apps)
+        if app.when is not None and any(chains[i] < c for c in chains)
+    }
+
+
 def _each_line_run(chosen: Note, through: set[tuple[Path, int]]) -> bool:
     """Whether every line a `server-chosen` note names (`gunicorn at line 2`) is one a launch
     goes through."""
@@ -406,6 +418,9 @@ def describe(launch: Launch) -> str:
             f"{s} (branch assumed: line {branch.line} `{test}`)" if at.file == branch.file else s
             for s, at in zip(steps, launch.chain, strict=True)
         ]
+    if app.when is not None:
+        # Another branch than the one read where nothing sets the variable: the user's pick.
+        steps[-1] = f"{steps[-1]} (when {app.when})"
     if launch.unused:
         # Nothing here runs it: its counts and address size nothing.
         fronts = ", ".join(_front_text(launch, index) for index in range(len(launch.fronts)))
@@ -512,4 +527,6 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         if app.assumed_branch is not None
         else None,
         "unused": launch.unused or None,
+        # Only on a launch a variable's value picks: every other launch's JSON is as it was.
+        **({"when": app.when} if app.when is not None else {}),
     }

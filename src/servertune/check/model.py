@@ -461,6 +461,12 @@ class AppServer:
     #: with the image's CMD left to the deployment): that branch was assumed, and the launch
     #: graph says so. (where the test is written, the test as written); None otherwise.
     assumed_branch: tuple[Location, str] | None = None
+    #: The value of a variable no file read sets that runs this server line instead of the
+    #: one read when it is unset (`AYON_SERVER_TYPE=granian` for the `elif [ $SERVER_TYPE =
+    #: "granian" ]` branch of a script whose `SERVER_TYPE=${AYON_SERVER_TYPE:-gunicorn}`):
+    #: a launch a deployment picks by setting it (`scripts.other_arms`); None for a line
+    #: that runs as the files are.
+    when: str | None = None
     #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
     #: compose `command`), in launch order: the launch graph's first steps.
     launched_by: tuple[Location, ...] = ()

@@ -74,6 +74,9 @@ from servertune.check.model import (
     collect_notes,
     note,
 )
+from servertune.check.model import (
+    SERVERS as SERVER_KINDS,
+)
 from servertune.check.packaging import ConsoleScript, console_script
 from servertune.check.paste import pserve_served
 from servertune.check.pylauncher import (
@@ -83,6 +86,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder, real_path
+from servertune.check.server_arms import branch_value, condition
 from servertune.check.service_supervisors import SUPERVISORS, supervised
 from servertune.check.shell_paths import BlockValues, alternatives, unresolved_by_branches
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
@@ -993,10 +997,72 @@ def read_script(
     started, commands = _in_background(commands)
     script = _Script(path, text, lines, physical, arguments, env_at, find_config, assumed)
     daemons, commands = _daemonizing(script, commands)
+    arms: list[AppServer] = []
     if len(commands) > 1:
+        every = commands
         commands = _one_server(path, commands, by_default, assumed)
+        arms = other_arms(script, every, commands[0])
     apps = [_script_app(script, *found) for found in started]
-    return with_others([*apps, *daemons, *(_script_app(script, *found) for found in commands)])
+    read = (_script_app(script, *found) for found in commands)
+    return with_others([*apps, *daemons, *read, *arms])
+
+
+def other_arms(
+    script: _Script,
+    commands: list[tuple[_Line, ServerCommand, dict[str, str]]],
+    kept: tuple[_Line, ServerCommand, dict[str, str]],
+) -> list[AppServer]:
+    """The servers of the branches beside the one read (`kept`, chosen as the one that runs
+    when the variables no file sets are unset: `_Assumption`) that a deployment picks by
+    setting one of those variables to a word (`server_arms`), each with that condition
+    (`AppServer.when`): only another server program (granian beside gunicorn, not the same
+    one with other flags), in another branch of the same `if` chain or `case`, and never a
+    developer's reloading one (ynput/ayon-backend's start.sh)."""
+    assumed = script.assumed
+    if not assumed.chosen or not any(kept[0] is line for line in assumed.lines):
+        return []
+    around = _innermost_branch(script.lines, kept[0])
+    arms: list[AppServer] = []
+    for line, command, environment in commands:
+        if command.server in (kept[1].server, *[a.kind for a in arms]):
+            continue
+        branch = _innermost_branch(script.lines, line)
+        if around is None or branch is None or branch[0] is not around[0]:
+            continue
+        start, head = branch
+        compared = start.words[1] if start.words[:1] == ["case"] else None
+        text = _branch_text(head, script.physical) if compared is None else head.words[0]
+        tested = branch_value(text, compared)
+        when = tested and condition(*tested, script.text, assumed.unset)
+        written = " ".join(script.physical[line.first - 1 : line.last])
+        if not when or command.server not in SERVER_KINDS or _DEVELOPMENT_SWITCH.search(written):
+            continue
+        app = _script_app(script, line, command, environment)
+        if app.reloads is None:
+            arms.append(replace(app, assumed_branch=None, when=when))
+    return arms
+
+
+def _innermost_branch(lines: Sequence[_Line], target: _Line) -> tuple[_Line, _Line] | None:
+    """(the `if` or `case` line, the head of its branch or arm) innermost around `target`;
+    None when it sits in none."""
+    blocks: list[list[_Line]] = []
+    for line in lines:
+        words = line.words
+        head = words[0] if words else ""
+        kind = blocks[-1][0].words[0] if blocks else ""
+        # A `case` arm's pattern heads the command written after it on its line.
+        if kind == "case" and (_CASE_PATTERN.match(head) or words[1:2] == [")"]):
+            blocks[-1][1] = line
+        if line is target:
+            return (blocks[-1][0], blocks[-1][1]) if blocks else None
+        if head == "if" or (head == "case" and words[-1:] == ["in"]):
+            blocks.append([line, line])
+        elif (head, kind) in (("fi", "if"), ("esac", "case")):
+            blocks.pop()
+        elif kind == "if" and head in ("elif", "else"):
+            blocks[-1][1] = line
+    return None
 
 
 def _line_words(
