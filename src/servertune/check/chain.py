@@ -1256,13 +1256,19 @@ def _pass_reaches(
         reached = _same_placeholder(server, speaking)
     if not reached and project and stacks is not None:
         _port_missed(server, project, stacks, apps)
+    if not reached and project is None and config.pod is None:
+        _socket_missed(server, apps)
     if not reached and project != frozenset():
         _hold_unknown(config, passing, server, speaking, project, stacks, held, candidates)
     return reached
 
 
 def _port_missed(
-    server: Setting[str], project: frozenset[Path], stacks: Stacks, apps: Sequence[AppServer]
+    server: Setting[str],
+    project: frozenset[Path],
+    stacks: Stacks,
+    apps: Sequence[AppServer],
+    refused: str = "nginx: 502, 'connect() failed (111: Connection refused)'",
 ) -> None:
     """A `FRONT_PORT_MISSED` note when the pass names a compose service of the front's project
     by name, at a literal port (or its scheme's default, `http://sam` at 80), and that
@@ -1291,9 +1297,45 @@ def _port_missed(
         f"{server.value} reaches compose service {app.container.name} at port {port}, but "  # type: ignore[union-attr]
         f"{app.kind} there listens on {', '.join(s.value for s in app.sockets)} ({socket.at}) "
         "and nothing else read runs in that container: every request through this pass is "
-        "refused (nginx: 502, 'connect() failed (111: Connection refused)')",
+        f"refused ({refused})",
         f"pass to {name}:{bound[0]} (the port {app.kind} binds), or bind {app.kind} to "
         f":{port} at {socket.at}",
+    )
+
+
+def _socket_missed(
+    server: Setting[str],
+    apps: Sequence[AppServer],
+    refused: str = "nginx: 502, 'connect() to unix:... failed (2: No such file or directory)'",
+) -> None:
+    """A `FRONT_PORT_MISSED` note when a front run on the host (no container, no pod) passes
+    to a literal unix socket no server read binds, and the one host server that file is named
+    for (`/run/daphne.sock`: daphne, or the unit `daphne.service` that starts it) binds TCP
+    ports alone, every one literal and known: the socket file is never made, every request
+    through the pass fails. Nothing when any server's bind is a variable or a word not read
+    (it may be that file), or for a development launch."""
+    host, path = normalise(server.value)
+    if host != "unix" or "$" in path or not path.startswith("/"):
+        return
+    stem = os.path.basename(path).rsplit(".", 1)[0]
+    if any(a.unresolved or a.unexpanded or any("$" in s.value for s in a.sockets) for a in apps):
+        return
+    named = [a for a in apps if a.container is None and stem in (a.kind, a.file.stem)]
+    if len(named) != 1 or development_reason(named[0], apps) is not None:
+        return
+    app = named[0]
+    bound = known_ports(app)
+    if not bound:
+        return
+    socket = app.sockets[0]
+    note(
+        FRONT_PORT_MISSED,
+        server.at,
+        f"this pass is to the unix socket {path}, but {app.kind} ({starter(app)}) "
+        f"listens on TCP {', '.join(s.value for s in app.sockets)} ({socket.at}) and no "
+        f"server read binds that file: every request through this pass fails ({refused})",
+        f"pass to 127.0.0.1:{min(bound)} (the port {app.kind} binds), or bind {app.kind} to "
+        f"unix:{path} at {socket.at}",
     )
 
 
@@ -1509,6 +1551,15 @@ def _whole_configs(
     ]
 
 
+#: What a proxy answers when its server's port refuses the connection.
+_REFUSED = {
+    "haproxy": "HAProxy marks the server DOWN and answers 503",
+    "caddy": "Caddy: 502, 'dial ...: connect: connection refused' or 'no such file'",
+    "traefik": "Traefik: 502 Bad Gateway",
+    "apache": "Apache: 503, 'AH00957: ... attempt to connect to ... failed'",
+}
+
+
 def link_balancers(
     balancers: list[Balancer],
     nginx_configs: list[NginxConfig],
@@ -1542,6 +1593,10 @@ def link_balancers(
                 continue
             # `server web1 web:8000` in a compose file's HAProxy: another container's name.
             reached = _reached(server.value, apps, project, stacks)
+            if not reached and project and stacks is not None:
+                _port_missed(server, project, stacks, apps, _REFUSED[balancer.kind])
+            if not reached and project is None:
+                _socket_missed(server, apps, _REFUSED[balancer.kind])
             if not reached and project != frozenset():
                 at = BalancerLink(balancer, server, maxconn=maxconn, pool=pool)
                 _unknown_balancer_host(at, apps, project, stacks, held)
