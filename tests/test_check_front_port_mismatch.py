@@ -153,14 +153,31 @@ def test_socket_pass_with_unknown_or_unnamed_server_says_nothing(tmp_path: Path)
         assert _mismatches(write(tmp_path / name, files)) == [], name
 
 
+def test_pass_to_a_port_the_named_server_binds_as_a_socket(tmp_path: Path) -> None:
+    """The reverse: nginx's `upstream daphne` passes to 127.0.0.1:8001 while the host's
+    daphne, the server that upstream is named for, binds the unix socket /run/daphne.sock
+    only: nothing listens on the port, said once at the upstream's server line. Nothing when
+    the upstream is named for no server read (`upstream backend`)."""
+    unit = _DAPHNE_UNIT.replace("-b 0.0.0.0 -p 8001", "-u /run/daphne.sock")
+    nginx = (
+        "upstream daphne {\n    server 127.0.0.1:8001;\n}\nserver {\n    listen 80;\n"
+        "    location / {\n        proxy_pass http://daphne;\n    }\n}\n"
+    )
+    root = write(tmp_path / "repo", {"daphne.service": unit, "nginx.conf": nginx})
+    assert _mismatches(root) == [("nginx.conf", 2)]
+    other = nginx.replace("daphne", "backend")
+    root = write(tmp_path / "other", {"daphne.service": unit, "nginx.conf": other})
+    assert _mismatches(root) == []
+
+
 _WEB = (
     "  web:\n    build: .\n    command: gunicorn app:app --bind 0.0.0.0:8000\n    restart: always\n"
 )
 
 
 def test_caddy_traefik_haproxy_fronts_are_compared_too(tmp_path: Path) -> None:
-    """Caddy's `reverse_proxy web:9000`, HAProxy's `server s1 web:9000` and a Traefik label
-    `loadbalancer.server.port=9000` send requests to compose service web at 9000, where its
+    """Caddy's `reverse_proxy web:9000`, HAProxy's `server s1 web:9000`, a Traefik file
+    provider's `url: http://web:9000` and a Traefik label `loadbalancer.server.port=9000` send requests to compose service web at 9000, where its
     gunicorn binds 8000 alone: said once at the front's line, as for nginx."""
     dockerfile = "FROM python:3.12-slim\nCOPY . /app\nWORKDIR /app\n"
     fronts = {
@@ -171,6 +188,21 @@ def test_caddy_traefik_haproxy_fronts_are_compared_too(tmp_path: Path) -> None:
                 "      - ./Caddyfile:/etc/caddy/Caddyfile\n"
             ),
             ("Caddyfile", 2),
+        ),
+        "traefik-file": (
+            {
+                "traefik/dynamic.yml": (
+                    "http:\n  services:\n    web:\n      loadBalancer:\n        servers:\n"
+                    "          - url: http://web:9000\n"
+                )
+            },
+            (
+                "  traefik:\n    image: traefik:v3.0\n"
+                "    command: --providers.file.filename=/etc/traefik/dynamic.yml\n"
+                "    ports:\n      - 80:80\n    volumes:\n"
+                "      - ./traefik/dynamic.yml:/etc/traefik/dynamic.yml\n"
+            ),
+            ("dynamic.yml", 6),
         ),
         "haproxy": (
             {

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check import memo
-from servertune.check.bound_ports import alone, known_ports
+from servertune.check.bound_ports import alone, known_ports, known_socket_files
 from servertune.check.development import development_reason
 from servertune.check.model import (
     FRONT_PORT_MISSED,
@@ -1258,6 +1258,7 @@ def _pass_reaches(
         _port_missed(server, project, stacks, apps)
     if not reached and project is None and config.pod is None:
         _socket_missed(server, apps)
+        _tcp_missed(server, held[0], apps)
     if not reached and project != frozenset():
         _hold_unknown(config, passing, server, speaking, project, stacks, held, candidates)
     return reached
@@ -1336,6 +1337,37 @@ def _socket_missed(
         f"server read binds that file: every request through this pass fails ({refused})",
         f"pass to 127.0.0.1:{min(bound)} (the port {app.kind} binds), or bind {app.kind} to "
         f"unix:{path} at {socket.at}",
+    )
+
+
+def _tcp_missed(server: Setting[str], upstream: Upstream | None, apps: Sequence[AppServer]) -> None:
+    """A `FRONT_PORT_MISSED` note when a host front's `upstream` block, named for one host
+    server (`upstream daphne`: daphne, or the unit `daphne.service` that starts it), passes to
+    a loopback port no server read binds while that server binds literal unix sockets only:
+    the port has no listener, every request through the pass is refused. Nothing when any
+    server's bind is a variable or a word not read, or for a development launch."""
+    host, port = normalise(server.value)
+    if upstream is None or not loopback(host) or not port.isdigit():
+        return
+    if any(a.unresolved or a.unexpanded or servers_on_port(port, [a]) for a in apps):
+        return
+    named = [a for a in apps if a.container is None and upstream.name in (a.kind, a.file.stem)]
+    if len(named) != 1 or development_reason(named[0], apps) is not None:
+        return
+    app = named[0]
+    files = known_socket_files(app)
+    if not files:
+        return
+    socket = app.sockets[0]
+    note(
+        FRONT_PORT_MISSED,
+        server.at,
+        f"upstream {upstream.name} passes to {server.value}, but {app.kind} "
+        f"({starter(app)}) listens only on the unix socket {', '.join(sorted(files))} "
+        f"({socket.at}) and no server read binds that port: every request through this pass "
+        "is refused (nginx: 502, 'connect() failed (111: Connection refused)')",
+        f"pass to unix:{min(files)} (the socket {app.kind} binds), or bind {app.kind} to "
+        f"127.0.0.1:{port} at {socket.at}",
     )
 
 
