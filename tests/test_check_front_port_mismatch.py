@@ -140,16 +140,23 @@ def test_pass_to_a_socket_the_named_server_never_binds(tmp_path: Path) -> None:
 
 def test_socket_pass_with_unknown_or_unnamed_server_says_nothing(tmp_path: Path) -> None:
     """No finding when the server's bind is a variable (`-b $HOST -p $PORT`: it may be the
-    socket), when no server is named for the socket file (`/run/app.sock` beside daphne), or
-    when the server does bind that file."""
+    socket), when another server's bind is in a config not read (gunicorn's `-c` outside the
+    repository: it may bind that file), when no server is named for the socket file
+    (`/run/app.sock` beside daphne), or when the server does bind that file."""
     cases = {
         "variable": _DAPHNE_UNIT.replace("-b 0.0.0.0 -p 8001", "-b $HOST -p $PORT"),
         "unnamed": _DAPHNE_UNIT,
         "bound": _DAPHNE_UNIT.replace("-b 0.0.0.0 -p 8001", "-u /run/daphne.sock"),
+        "unread": _DAPHNE_UNIT,
     }
     for name, unit in cases.items():
         nginx = _SOCKET_NGINX.replace("daphne.sock", "app.sock") if name == "unnamed" else None
         files = {"daphne.service": unit, "nginx.conf": nginx or _SOCKET_NGINX}
+        if name == "unread":
+            files["web.service"] = _DAPHNE_UNIT.replace(
+                "daphne -b 0.0.0.0 -p 8001 app.asgi:application",
+                "gunicorn -c /etc/app/gunicorn.conf.py app.wsgi",
+            )
         assert _mismatches(write(tmp_path / name, files)) == [], name
 
 

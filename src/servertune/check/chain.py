@@ -1319,7 +1319,7 @@ def _socket_missed(
     if host != "unix" or "$" in path or not path.startswith("/"):
         return
     stem = os.path.basename(path).rsplit(".", 1)[0]
-    if any(a.unresolved or a.unexpanded or any("$" in s.value for s in a.sockets) for a in apps):
+    if not _binds_known(apps):
         return
     named = [a for a in apps if a.container is None and stem in (a.kind, a.file.stem)]
     if len(named) != 1 or development_reason(named[0], apps) is not None:
@@ -1340,6 +1340,13 @@ def _socket_missed(
     )
 
 
+def _binds_known(apps: Sequence[AppServer]) -> bool:
+    """Every server read binds only literal TCP ports or only literal socket files, each
+    written: none binds through a variable, a default, a config or a word not read, which
+    may be the very address a front passes to."""
+    return all(known_ports(a) is not None or known_socket_files(a) is not None for a in apps)
+
+
 def _tcp_missed(server: Setting[str], upstream: Upstream | None, apps: Sequence[AppServer]) -> None:
     """A `FRONT_PORT_MISSED` note when a host front's `upstream` block, named for one host
     server (`upstream daphne`: daphne, or the unit `daphne.service` that starts it), passes to
@@ -1349,7 +1356,7 @@ def _tcp_missed(server: Setting[str], upstream: Upstream | None, apps: Sequence[
     host, port = normalise(server.value)
     if upstream is None or not loopback(host) or not port.isdigit():
         return
-    if any(a.unresolved or a.unexpanded or servers_on_port(port, [a]) for a in apps):
+    if not _binds_known(apps) or servers_on_port(port, apps):
         return
     named = [a for a in apps if a.container is None and upstream.name in (a.kind, a.file.stem)]
     if len(named) != 1 or development_reason(named[0], apps) is not None:
