@@ -20,7 +20,35 @@ _OTHER_LISTENERS = re.compile(
 def known_ports(app: AppServer) -> set[int] | None:
     """The TCP ports the server binds, every one literal and written (no default a variable
     could change, no unix socket, no word left to the running container); None otherwise."""
-    if (
+    if not _fully_read(app):
+        return None
+    ports: set[int] = set()
+    for socket in app.sockets:
+        port = socket.value.rpartition(":")[2]
+        if socket.default or socket.value.startswith(("unix:", "/")) or not port.isdigit():
+            return None
+        ports.add(int(port))
+    return ports
+
+
+def known_socket_files(app: AppServer) -> set[str] | None:
+    """The unix socket files the server binds when it binds nothing else, every path literal
+    and written; None otherwise (a TCP bind, a default, a variable)."""
+    if not _fully_read(app):
+        return None
+    paths: set[str] = set()
+    for socket in app.sockets:
+        path = socket.value.removeprefix("unix:")
+        if socket.default or not path.startswith("/") or "$" in path:
+            return None
+        paths.add(path)
+    return paths
+
+
+def _fully_read(app: AppServer) -> bool:
+    """Every bind of the server written and read: none left to the running container, a
+    config not read, a process manager or a reloader."""
+    return not (
         not app.sockets
         or app.unresolved
         or app.unexpanded
@@ -33,15 +61,7 @@ def known_ports(app: AppServer) -> set[int] | None:
         or app.front_stops_with is not None
         or app.backgrounded is not None
         or app.reloads is not None  # a developer's run, which may publish any port
-    ):
-        return None
-    ports: set[int] = set()
-    for socket in app.sockets:
-        port = socket.value.rpartition(":")[2]
-        if socket.default or socket.value.startswith(("unix:", "/")) or not port.isdigit():
-            return None
-        ports.add(int(port))
-    return ports
+    )
 
 
 def alone(app: AppServer) -> bool:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check import memo
-from servertune.check.bound_ports import alone, known_ports
+from servertune.check.bound_ports import alone, known_ports, known_socket_files
 from servertune.check.development import development_reason
 from servertune.check.model import (
     FRONT_PORT_MISSED,
@@ -1256,13 +1256,20 @@ def _pass_reaches(
         reached = _same_placeholder(server, speaking)
     if not reached and project and stacks is not None:
         _port_missed(server, project, stacks, apps)
+    if not reached and project is None and config.pod is None:
+        _socket_missed(server, apps)
+        _tcp_missed(server, held[0], apps)
     if not reached and project != frozenset():
         _hold_unknown(config, passing, server, speaking, project, stacks, held, candidates)
     return reached
 
 
 def _port_missed(
-    server: Setting[str], project: frozenset[Path], stacks: Stacks, apps: Sequence[AppServer]
+    server: Setting[str],
+    project: frozenset[Path],
+    stacks: Stacks,
+    apps: Sequence[AppServer],
+    refused: str = "nginx: 502, 'connect() failed (111: Connection refused)'",
 ) -> None:
     """A `FRONT_PORT_MISSED` note when the pass names a compose service of the front's project
     by name, at a literal port (or its scheme's default, `http://sam` at 80), and that
@@ -1291,9 +1298,83 @@ def _port_missed(
         f"{server.value} reaches compose service {app.container.name} at port {port}, but "  # type: ignore[union-attr]
         f"{app.kind} there listens on {', '.join(s.value for s in app.sockets)} ({socket.at}) "
         "and nothing else read runs in that container: every request through this pass is "
-        "refused (nginx: 502, 'connect() failed (111: Connection refused)')",
+        f"refused ({refused})",
         f"pass to {name}:{bound[0]} (the port {app.kind} binds), or bind {app.kind} to "
         f":{port} at {socket.at}",
+    )
+
+
+def _socket_missed(
+    server: Setting[str],
+    apps: Sequence[AppServer],
+    refused: str = "nginx: 502, 'connect() to unix:... failed (2: No such file or directory)'",
+) -> None:
+    """A `FRONT_PORT_MISSED` note when a front run on the host (no container, no pod) passes
+    to a literal unix socket no server read binds, and the one host server that file is named
+    for (`/run/daphne.sock`: daphne, or the unit `daphne.service` that starts it) binds TCP
+    ports alone, every one literal and known: the socket file is never made, every request
+    through the pass fails. Nothing when any server's bind is a variable or a word not read
+    (it may be that file), or for a development launch."""
+    host, path = normalise(server.value)
+    if host != "unix" or "$" in path or not path.startswith("/"):
+        return
+    stem = os.path.basename(path).rsplit(".", 1)[0]
+    if not _binds_known(apps):
+        return
+    named = [a for a in apps if a.container is None and stem in (a.kind, a.file.stem)]
+    if len(named) != 1 or development_reason(named[0], apps) is not None:
+        return
+    app = named[0]
+    bound = known_ports(app)
+    if not bound:
+        return
+    socket = app.sockets[0]
+    note(
+        FRONT_PORT_MISSED,
+        server.at,
+        f"this pass is to the unix socket {path}, but {app.kind} ({starter(app)}) "
+        f"listens on TCP {', '.join(s.value for s in app.sockets)} ({socket.at}) and no "
+        f"server read binds that file: every request through this pass fails ({refused})",
+        f"pass to 127.0.0.1:{min(bound)} (the port {app.kind} binds), or bind {app.kind} to "
+        f"unix:{path} at {socket.at}",
+    )
+
+
+def _binds_known(apps: Sequence[AppServer]) -> bool:
+    """Every server read binds only literal TCP ports or only literal socket files, each
+    written: none binds through a variable, a default, a config or a word not read, which
+    may be the very address a front passes to."""
+    return all(known_ports(a) is not None or known_socket_files(a) is not None for a in apps)
+
+
+def _tcp_missed(server: Setting[str], upstream: Upstream | None, apps: Sequence[AppServer]) -> None:
+    """A `FRONT_PORT_MISSED` note when a host front's `upstream` block, named for one host
+    server (`upstream daphne`: daphne, or the unit `daphne.service` that starts it), passes to
+    a loopback port no server read binds while that server binds literal unix sockets only:
+    the port has no listener, every request through the pass is refused. Nothing when any
+    server's bind is a variable or a word not read, or for a development launch."""
+    host, port = normalise(server.value)
+    if upstream is None or not loopback(host) or not port.isdigit():
+        return
+    if not _binds_known(apps) or servers_on_port(port, apps):
+        return
+    named = [a for a in apps if a.container is None and upstream.name in (a.kind, a.file.stem)]
+    if len(named) != 1 or development_reason(named[0], apps) is not None:
+        return
+    app = named[0]
+    files = known_socket_files(app)
+    if not files:
+        return
+    socket = app.sockets[0]
+    note(
+        FRONT_PORT_MISSED,
+        server.at,
+        f"upstream {upstream.name} passes to {server.value}, but {app.kind} "
+        f"({starter(app)}) listens only on the unix socket {', '.join(sorted(files))} "
+        f"({socket.at}) and no server read binds that port: every request through this pass "
+        "is refused (nginx: 502, 'connect() failed (111: Connection refused)')",
+        f"pass to unix:{min(files)} (the socket {app.kind} binds), or bind {app.kind} to "
+        f"127.0.0.1:{port} at {socket.at}",
     )
 
 
@@ -1509,6 +1590,15 @@ def _whole_configs(
     ]
 
 
+#: What a proxy answers when its server's port refuses the connection.
+_REFUSED = {
+    "haproxy": "HAProxy marks the server DOWN and answers 503",
+    "caddy": "Caddy: 502, 'dial ...: connect: connection refused' or 'no such file'",
+    "traefik": "Traefik: 502 Bad Gateway",
+    "apache": "Apache: 503, 'AH00957: ... attempt to connect to ... failed'",
+}
+
+
 def link_balancers(
     balancers: list[Balancer],
     nginx_configs: list[NginxConfig],
@@ -1542,6 +1632,10 @@ def link_balancers(
                 continue
             # `server web1 web:8000` in a compose file's HAProxy: another container's name.
             reached = _reached(server.value, apps, project, stacks)
+            if not reached and project and stacks is not None:
+                _port_missed(server, project, stacks, apps, _REFUSED[balancer.kind])
+            if not reached and project is None:
+                _socket_missed(server, apps, _REFUSED[balancer.kind])
             if not reached and project != frozenset():
                 at = BalancerLink(balancer, server, maxconn=maxconn, pool=pool)
                 _unknown_balancer_host(at, apps, project, stacks, held)
