@@ -29,6 +29,7 @@ from servertune.check.image_builds import (
     dockerfiles_building,
     named_in_own_comments,
 )
+from servertune.check.image_patterns import matches
 from servertune.check.model import CheckInputError, Location, collect_notes, note
 from servertune.check.repository_names import origin_owner, repository_names, words
 
@@ -536,6 +537,12 @@ def _built_as(path: str, tag: str, *, exact: bool = False) -> Image | None:
     does."""
     tagged = [(b, _name_and_tag(b.reference)) for b in _BUILDS.get()]
     builds = [(b, t) for b, (name, t) in tagged if _without_registry(name) == path]
+    if not builds and not exact:
+        # A build whose name the deployment's variables complete (`eu.gcr.io/${PROJECT}/web`):
+        # the name it runs under, when it is the one build that could be (`image_patterns`).
+        matching = [(b, t) for b, (name, t) in tagged if "$" in name and matches(name, path)]
+        if len({(b.dockerfile, b.context, b.target) for b, _ in matching}) == 1:
+            builds = matching
     same_tag = [(b, t) for b, t in builds if t == tag]
     if exact and not same_tag:
         return None
