@@ -1659,6 +1659,29 @@ def _base_command(name: str, at: Location, image: Image | None) -> list[NotFollo
     ]
 
 
+def _server_handed_on(words: list[Word]) -> NotFollowed | None:
+    """Why a command that gives its program a server's command line as arguments (`command:
+    [run_in_container, bash, uwsgi, --ini, app.ini]`, a script that hands them on through a
+    program named by a variable: translate/pootle) is not followed: what that program does
+    with them was not followed, which is not starting no server. None for any other."""
+    for index in range(1, len(words)):
+        started = server_command(words[index:])
+        if started is None or program_name(words[index].text) in _SHELL_WORDS:
+            continue
+        shown = " ".join(w.text for w in words[index:])[:80]
+        return NotFollowed(
+            f"{words[0].at}: not followed: {words[0].text} is given a {started.server} command "
+            f"line as its arguments (`{shown}`), and how it runs them was not followed: what "
+            "the service starts is not known here"
+        )
+    return None
+
+
+#: Programs that run the words after them as a command (`bash -c`, `env`): a server line
+#: after one is the command's own, which `server_command` reads from the first word.
+_SHELL_WORDS = frozenset({"sh", "bash", "dash", "ash", "env", "exec"})
+
+
 def _nothing_started(
     path: Path, unstarted: list[tuple[list[Word], FindConfig | None, list[NotFollowed]]]
 ) -> NothingToCheck:
@@ -1671,6 +1694,9 @@ def _nothing_started(
         launched = nothing_started([words], finder)
         if launched is not None:
             return launched
+    handed = next((why for words, _, _ in unstarted if (why := _server_handed_on(words))), None)
+    if handed is not None:
+        return handed
     based = [why for words, _, whys in unstarted if not words for why in whys]
     if based:
         return based[0]
