@@ -1026,3 +1026,29 @@ def test_an_image_name_a_variable_gives_whole_is_its_default(tmp_path: Path) -> 
     assert ["deploy/compose.yaml", "docker/web.Dockerfile", "docker/start.sh"] in chains(
         check(root), root
     )
+
+
+def test_an_image_of_the_origin_owners_registry_account_is_not_followed(tmp_path: Path) -> None:
+    """The git origin is `acme/acme-shop`; the Deployment runs
+    `eu.gcr.io/acme-cloud/shop-backend`, whose owner begins with the origin's (a registry
+    account named after it, seen in akvo/akvo-rsr's `akvo-lumen`), and neither Dockerfile here
+    is named for it: the manifest is "not followed" at the image's line, never "starts no
+    server"."""
+    root = write(
+        tmp_path / "checkout",
+        {
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123",
+                "eu.gcr.io/acme-cloud/shop-backend:${COMMIT}",
+            ),
+            "Dockerfile-prod": GUNICORN_IMAGE,
+            "start.sh": START,
+            "Dockerfile-nginx": NGINX_IMAGE,
+        },
+    )
+    for argv in (["init", "-q"], ["remote", "add", "origin", "git@example.com:acme/acme-shop.git"]):
+        subprocess.run(["git", "-C", str(root), *argv], check=True, capture_output=True)
+    result = check(root)
+    kinds = {n.kind for n in result.notes if n.at.file.as_posix().endswith("k8s/app.yaml")}
+    assert kinds == {"not-followed"}
+    assert any("eu.gcr.io/acme-cloud/shop-backend" in m for m in unfollowed(result))

@@ -317,7 +317,7 @@ def _may_be_ours(
     image_owner, _, last = path.rpartition("/")
     image_owner = image_owner.rsplit("/", 1)[-1]
     if words(image_owner) == words(last) or (
-        owner is not None and words(image_owner) != words(owner)
+        owner is not None and not _same_owner(image_owner, owner)
     ):
         return False
     # A deployment folder holding the file and one Dockerfile (`deploy/`), not the root,
@@ -507,10 +507,17 @@ def _shares_words(path: str, root: Path) -> bool:
     owner = origin_owner(root)
     if owner is not None:
         image_owner = path.rpartition("/")[0].rsplit("/", 1)[-1]
-        if image_owner and words(image_owner) != words(owner):
+        if image_owner and not _same_owner(image_owner, owner):
             return False
         known.update(words(owner))
     return any(w in known for w in words(path))
+
+
+def _same_owner(image_owner: str, owner: str) -> bool:
+    """The image's owner is the git origin's, or that owner's account of a registry named
+    after it (`akvo-lumen` of the origin `akvo`: its words begin with the owner's)."""
+    mine, theirs = words(owner), words(image_owner)
+    return bool(mine) and theirs[: len(mine)] == mine
 
 
 def _docker_hub(path: str) -> bool:
