@@ -941,3 +941,114 @@ def test_an_untied_image_beside_a_dockerfile_is_not_followed_not_no_server(
     assert not [
         n for n in result.notes if n.kind == "starts-no-server" and n.at.file.name == "compose.yml"
     ]
+
+
+#: compose builds the backend's image under a name the CI's variables complete.
+VARIABLE_BUILD = (
+    "services:\n  backend:\n    build:\n      context: .\n"
+    "      dockerfile: docker/web.Dockerfile\n"
+    "    image: eu.gcr.io/${PROJECT_NAME}/shop-backend:${COMMIT}\n"
+)
+
+
+def _variable_build_repository(tmp_path: Path, extra: dict[str, str]) -> Path:
+    return write(
+        tmp_path / "shop",
+        {
+            "docker-compose.images.yaml": VARIABLE_BUILD,
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123",
+                "eu.gcr.io/acme-prod/shop-backend:${COMMIT}",
+            ),
+            "docker/web.Dockerfile": GUNICORN_IMAGE.replace(
+                "COPY start.sh", "COPY docker/start.sh"
+            ),
+            "docker/start.sh": START,
+            "tools/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "tools:app"]\n',
+            **extra,
+        },
+    )
+
+
+def test_an_image_a_build_names_with_variables_is_that_build(tmp_path: Path) -> None:
+    """compose builds docker/web.Dockerfile as `eu.gcr.io/${PROJECT_NAME}/shop-backend`; the
+    Deployment runs `eu.gcr.io/acme-prod/shop-backend`, which that name completes (a variable
+    is any text within one path part): the container runs that build's gunicorn, though
+    another Dockerfile starts a server too (seen in akvo/akvo-rsr's CI compose file)."""
+    root = _variable_build_repository(tmp_path, {})
+    result = check(root)
+    assert ["k8s/app.yaml", "docker/web.Dockerfile", "docker/start.sh"] in chains(result, root)
+
+
+def test_an_image_two_builds_with_variables_could_be_is_not_tied(tmp_path: Path) -> None:
+    """A second compose file builds tools/Dockerfile as `${REGISTRY}/${PROJECT}/shop-backend`,
+    which the Deployment's name could complete too: two builds match, so neither is its
+    image (no guess), and the Deployment is not said to run docker/web.Dockerfile."""
+    other = VARIABLE_BUILD.replace("docker/web.Dockerfile", "tools/Dockerfile").replace(
+        "eu.gcr.io/${PROJECT_NAME}", "${REGISTRY}/${PROJECT}"
+    )
+    root = _variable_build_repository(tmp_path, {"compose.tools.yaml": other})
+    result = check(root)
+    assert not [c for c in chains(result, root) if c[0] == "k8s/app.yaml"]
+
+
+def test_a_variable_matches_within_one_path_part_of_a_literal_last_part() -> None:
+    """A variable stands for any text of one path part (its default too); the last part must
+    be written out on both sides: `${IMAGE}` alone names no image."""
+    from servertune.check.image_patterns import matches
+
+    assert matches("eu.gcr.io/${project}/web", "eu.gcr.io/acme/web")
+    assert matches("${REGISTRY:-ghcr.io}/acme/web", "acme/web")
+    assert matches("acme-${ENV:-prod}/web", "acme-prod/web")
+    assert not matches("eu.gcr.io/${project}/web", "eu.gcr.io/acme/team/web")
+    assert not matches("eu.gcr.io/${project}/web", "eu.gcr.io/acme/api")
+    assert not matches("${IMAGE}", "acme/web")
+    assert not matches("acme/${NAME}", "acme/web")
+
+
+def test_an_image_name_a_variable_gives_whole_is_its_default(tmp_path: Path) -> None:
+    """compose builds `${APP_IMAGE:-acme/shop:main}` (a variable holding the whole name, its
+    default a path): the build tags the default, which another compose file runs, as before
+    any variable was kept in a name (seen in ansible/eda-server)."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "compose.build.yaml": "services:\n  app:\n    build:\n      context: .\n"
+            "      dockerfile: docker/web.Dockerfile\n    image: ${APP_IMAGE:-acme/shop:main}\n",
+            "deploy/compose.yaml": "services:\n  web:\n    image: acme/shop:main\n",
+            "docker/web.Dockerfile": GUNICORN_IMAGE.replace(
+                "COPY start.sh", "COPY docker/start.sh"
+            ),
+            "docker/start.sh": START,
+            "tools/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "tools:app"]\n',
+        },
+    )
+    assert ["deploy/compose.yaml", "docker/web.Dockerfile", "docker/start.sh"] in chains(
+        check(root), root
+    )
+
+
+def test_an_image_of_the_origin_owners_registry_account_is_not_followed(tmp_path: Path) -> None:
+    """The git origin is `acme/acme-shop`; the Deployment runs
+    `eu.gcr.io/acme-cloud/shop-backend`, whose owner begins with the origin's (a registry
+    account named after it, seen in akvo/akvo-rsr's `akvo-lumen`), and neither Dockerfile here
+    is named for it: the manifest is "not followed" at the image's line, never "starts no
+    server"."""
+    root = write(
+        tmp_path / "checkout",
+        {
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123",
+                "eu.gcr.io/acme-cloud/shop-backend:${COMMIT}",
+            ),
+            "Dockerfile-prod": GUNICORN_IMAGE,
+            "start.sh": START,
+            "Dockerfile-nginx": NGINX_IMAGE,
+        },
+    )
+    for argv in (["init", "-q"], ["remote", "add", "origin", "git@example.com:acme/acme-shop.git"]):
+        subprocess.run(["git", "-C", str(root), *argv], check=True, capture_output=True)
+    result = check(root)
+    kinds = {n.kind for n in result.notes if n.at.file.as_posix().endswith("k8s/app.yaml")}
+    assert kinds == {"not-followed"}
+    assert any("eu.gcr.io/acme-cloud/shop-backend" in m for m in unfollowed(result))

@@ -369,3 +369,43 @@ def test_a_command_given_to_a_windows_shell_is_not_followed(tmp_path: Path, cmd:
     assert (kind, line) == ("not-followed", 4)
     assert "whose language check does not read" in message
     assert ("PowerShell" in message) == ("cmd /c" not in cmd)
+
+
+def test_a_server_command_line_handed_to_a_script_not_followed_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """The service runs `run_in_container bash uwsgi --ini /app/wsgi/app.ini`, a script of the
+    image that hands its arguments on through a program a variable names (seen in
+    translate/pootle): the compose file is "not followed" at the command's line, naming the
+    uwsgi line it was given, never "no service starts a server"."""
+    from tests.folder_support import write
+
+    root = write(
+        tmp_path / "app",
+        {
+            "compose.yaml": "services:\n  web:\n    build: .\n"
+            '    command: ["/app/bin/run_in_container", "bash", "uwsgi", "--ini",'
+            ' "/app/wsgi/app.ini"]\n',
+            "Dockerfile": "FROM python:3.12\nCOPY bin /app/bin\n",
+            "bin/run_in_container": '#!/bin/bash\ncase "$1" in\n  bash)\n'
+            '    $APP_SCRIPTS_DIR/run_bash "${@:2}";;\n  *)\n    echo no;;\nesac\n',
+        },
+    )
+    kind, line, message = _notes(root)["compose.yaml"]
+    assert (kind, line) == ("not-followed", 4)
+    assert "uwsgi --ini /app/wsgi/app.ini" in message
+
+
+def test_a_worker_given_a_servers_name_as_a_word_still_starts_no_server(tmp_path: Path) -> None:
+    """A service whose command's arguments hold no server's command line (`celery -A app
+    worker`) still starts no server."""
+    from tests.folder_support import write
+
+    root = write(
+        tmp_path / "app",
+        {
+            "compose.yaml": "services:\n  worker:\n    image: python:3.12\n"
+            '    command: ["celery", "-A", "app", "worker"]\n',
+        },
+    )
+    assert _notes(root)["compose.yaml"][0] == "starts-no-server"

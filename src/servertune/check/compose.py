@@ -768,10 +768,12 @@ def builds_of(path: Path, text: str, *, tagged: bool = True) -> tuple[Build, ...
     documents = _parsed(path, text)
     if not documents:
         return ()
+    lookup = _shell_environment(path)
+    written = _images_written(documents[0])
     with collect_notes():  # the file's own reading notes what it names, and its errors
         try:
             # As its reading takes them: `dockerfile: "Dockerfile.django-${OS:-debian}"`.
-            _interpolate_all(documents[0].node, _shell_environment(path), path, set())
+            _interpolate_all(documents[0].node, lookup, path, set())
         except CheckInputError:
             return ()
     services = documents[0].get("services")
@@ -782,12 +784,66 @@ def builds_of(path: Path, text: str, *, tagged: bool = True) -> tuple[Build, ...
         for _, service in services.items():
             build, named = service.get("build"), service.get("image")
             reference = named.text() if named is not None else None
+            if named is not None and id(named.node) in written:
+                reference = _kept_path(written[id(named.node)], reference or "", lookup, named.at)
             if build is None or (tagged and not reference):
                 continue
             built = _build(build, path)
             if built is not None:
                 found.append(Build(reference or "", *built))
     return tuple(found)
+
+
+def _images_written(document: _Node) -> dict[int, str]:
+    """Each service's `image:` as written, where it names a variable (by its node's id)."""
+    services = document.get("services")
+    if services is None or not isinstance(services.node, yaml.MappingNode):
+        return {}
+    found: dict[int, str] = {}
+    for _, service in services.items():
+        named = service.get("image")
+        if (
+            named is not None
+            and isinstance(named.node, yaml.ScalarNode)
+            and "$" in named.node.value
+        ):
+            found[id(named.node)] = named.node.value
+    return found
+
+
+#: A variable of an image name as compose writes it.
+_IMAGE_VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]\w*")
+
+
+def _kept_path(written: str, interpolated: str, lookup: Mapping[str, str], at: Location) -> str:
+    """The image name a build tags, its path's variables that nothing here sets kept as
+    written (`eu.gcr.io/${PROJECT_NAME}/web`, which `images.image_named` matches by its
+    literal parts) and its tag as compose interpolates it; as interpolated when the path's
+    last part, the image's own name, is no literal (`${registry}core`)."""
+    head, _, last = written.rpartition("/")
+    spans = [m[0] for m in _IMAGE_VARIABLE.finditer(written)]
+    # A variable holding a path (`${EDA_IMAGE:-quay.io/ansible/eda-server:main}`), or one in
+    # the image's own name: compose's value, as before.
+    if any("/" in v for v in spans) or "$" not in head or "$" in last.split(":", 1)[0]:
+        return interpolated
+    tag = interpolated.rpartition("/")[2].partition(":")[2]
+    path = f"{_set_filled(head, lookup, at)}/{last.split(':', 1)[0]}"
+    return f"{path}:{tag}" if tag else path
+
+
+def _set_filled(written: str, lookup: Mapping[str, str], at: Location) -> str:
+    """`written` with each variable the environment sets filled in, the others as written."""
+
+    def one(match: re.Match[str]) -> str:
+        name = match["braced"] or match["plain"]
+        if name not in lookup:
+            return match[0]
+        try:
+            return interpolate(match[0], lookup, at)
+        except CheckInputError:
+            return match[0]
+
+    return re.sub(r"\$\{(?P<braced>[A-Za-z_]\w*)[^}]*\}|\$(?P<plain>[A-Za-z_]\w*)", one, written)
 
 
 def dockerfiles_built(paths: Sequence[Path]) -> frozenset[Path]:
@@ -1603,6 +1659,29 @@ def _base_command(name: str, at: Location, image: Image | None) -> list[NotFollo
     ]
 
 
+def _server_handed_on(words: list[Word]) -> NotFollowed | None:
+    """Why a command that gives its program a server's command line as arguments (`command:
+    [run_in_container, bash, uwsgi, --ini, app.ini]`, a script that hands them on through a
+    program named by a variable: translate/pootle) is not followed: what that program does
+    with them was not followed, which is not starting no server. None for any other."""
+    for index in range(1, len(words)):
+        started = server_command(words[index:])
+        if started is None or program_name(words[index].text) in _SHELL_WORDS:
+            continue
+        shown = " ".join(w.text for w in words[index:])[:80]
+        return NotFollowed(
+            f"{words[0].at}: not followed: {words[0].text} is given a {started.server} command "
+            f"line as its arguments (`{shown}`), and how it runs them was not followed: what "
+            "the service starts is not known here"
+        )
+    return None
+
+
+#: Programs that run the words after them as a command (`bash -c`, `env`): a server line
+#: after one is the command's own, which `server_command` reads from the first word.
+_SHELL_WORDS = frozenset({"sh", "bash", "dash", "ash", "env", "exec"})
+
+
 def _nothing_started(
     path: Path, unstarted: list[tuple[list[Word], FindConfig | None, list[NotFollowed]]]
 ) -> NothingToCheck:
@@ -1615,6 +1694,9 @@ def _nothing_started(
         launched = nothing_started([words], finder)
         if launched is not None:
             return launched
+    handed = next((why for words, _, _ in unstarted if (why := _server_handed_on(words))), None)
+    if handed is not None:
+        return handed
     based = [why for words, _, whys in unstarted if not words for why in whys]
     if based:
         return based[0]

@@ -29,6 +29,7 @@ from servertune.check.image_builds import (
     dockerfiles_building,
     named_in_own_comments,
 )
+from servertune.check.image_patterns import matches
 from servertune.check.model import CheckInputError, Location, collect_notes, note
 from servertune.check.repository_names import origin_owner, repository_names, words
 
@@ -316,7 +317,7 @@ def _may_be_ours(
     image_owner, _, last = path.rpartition("/")
     image_owner = image_owner.rsplit("/", 1)[-1]
     if words(image_owner) == words(last) or (
-        owner is not None and words(image_owner) != words(owner)
+        owner is not None and not _same_owner(image_owner, owner)
     ):
         return False
     # A deployment folder holding the file and one Dockerfile (`deploy/`), not the root,
@@ -506,10 +507,17 @@ def _shares_words(path: str, root: Path) -> bool:
     owner = origin_owner(root)
     if owner is not None:
         image_owner = path.rpartition("/")[0].rsplit("/", 1)[-1]
-        if image_owner and words(image_owner) != words(owner):
+        if image_owner and not _same_owner(image_owner, owner):
             return False
         known.update(words(owner))
     return any(w in known for w in words(path))
+
+
+def _same_owner(image_owner: str, owner: str) -> bool:
+    """The image's owner is the git origin's, or that owner's account of a registry named
+    after it (`akvo-lumen` of the origin `akvo`: its words begin with the owner's)."""
+    mine, theirs = words(owner), words(image_owner)
+    return bool(mine) and theirs[: len(mine)] == mine
 
 
 def _docker_hub(path: str) -> bool:
@@ -536,6 +544,12 @@ def _built_as(path: str, tag: str, *, exact: bool = False) -> Image | None:
     does."""
     tagged = [(b, _name_and_tag(b.reference)) for b in _BUILDS.get()]
     builds = [(b, t) for b, (name, t) in tagged if _without_registry(name) == path]
+    if not builds and not exact:
+        # A build whose name the deployment's variables complete (`eu.gcr.io/${PROJECT}/web`):
+        # the name it runs under, when it is the one build that could be (`image_patterns`).
+        matching = [(b, t) for b, (name, t) in tagged if "$" in name and matches(name, path)]
+        if len({(b.dockerfile, b.context, b.target) for b, _ in matching}) == 1:
+            builds = matching
     same_tag = [(b, t) for b, t in builds if t == tag]
     if exact and not same_tag:
         return None
