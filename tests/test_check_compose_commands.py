@@ -78,13 +78,8 @@ def stack(extra: dict[str, str]) -> dict[str, str]:
             "      COMPOSE_FILE: docker/docker-compose.yml:docker/docker-compose.deployment.yml\n"
             "    steps:\n      - run: docker compose up -d\n"
         },
-        {"docker/.env": "COMPOSE_FILE=docker-compose.yml:docker-compose.deployment.yml\n"},
-        {
-            ".env": "COMPOSE_PATH_SEPARATOR=;\n"
-            "COMPOSE_FILE=docker/docker-compose.yml;docker/docker-compose.deployment.yml\n"
-        },
     ],
-    ids=["script", "makefile", "compose-file-variable", "dotenv", "dotenv-separator"],
+    ids=["script", "makefile", "compose-file-variable"],
 )
 def test_a_file_a_command_gives_over_a_base_is_read_merged(
     tmp_path: Path, extra: dict[str, str]
@@ -93,9 +88,7 @@ def test_a_file_a_command_gives_over_a_base_is_read_merged(
     their folder, a root Makefile with paths, a workflow's COMPOSE_FILE) makes the deployment
     file read merged over the base although it builds and commands its service itself: the
     base's WEB_CONCURRENCY=7 reaches gunicorn, and a note names the command's line; the
-    base, given first, is not read as an overlay of the deployment file. Compose reads
-    COMPOSE_FILE (split at COMPOSE_PATH_SEPARATOR) from the `.env` of the folder it runs in, so
-    a `.env` setting it gives the files as such a command would. A command naming a
+    base, given first, is not read as an overlay of the deployment file. A command naming a
     base outside the tree (`../../ops/docker-compose.yml`) or not here (`base.yml`) is no
     evidence (else two bases would leave the file alone)."""
     write(tmp_path / "ops", {"docker-compose.yml": BASE})

@@ -10,12 +10,7 @@ run from; a `cd DIR &&` before it on its line); a pair is evidence only when eve
 gives resolves, inside the tree, to the same files from each folder where all resolve (two
 readings of one command are no evidence). With more than two files each later one is read over
 the first. A file that two commands give over two different bases is not taken: a note names
-both, and it is read as before.
-
-Compose also reads `COMPOSE_FILE` (split at `COMPOSE_PATH_SEPARATOR`, `:` by default) from the
-`.env` of the folder it runs in (https://docs.docker.com/compose/how-tos/environment-variables/
-envvars/): a `.env` at the root or up to two folders down that sets it gives its files, named
-from the `.env`'s folder, as `docker compose -f A -f B` run there would."""
+both, and it is read as before."""
 
 from __future__ import annotations
 
@@ -24,8 +19,7 @@ import re
 from pathlib import Path
 
 from servertune.check import memo, resolve
-from servertune.check.envfile import read_env_file
-from servertune.check.model import CheckInputError, Location, note
+from servertune.check.model import Location, note
 
 __all__ = ["given_over", "where_given"]
 
@@ -97,8 +91,7 @@ def _pairs(root: Path) -> tuple[_Pair, ...]:
     def found() -> tuple[_Pair, ...]:
         from servertune.check.image_builds import command_files
 
-        pairs = [pair for file in command_files(root) for pair in _read(file, root)]
-        return tuple(pairs + _dotenv_pairs(root))
+        return tuple(pair for file in command_files(root) for pair in _read(file, root))
 
     return memo.recall(memo.run_table("compose commands"), str(root), found)
 
@@ -120,29 +113,6 @@ def _read(file: Path, root: Path) -> list[_Pair]:
         if variable is not None:
             names = [n for n in variable["files"].split(":") if n]
             pairs += _resolved(names, _folders(file, root, line[: variable.start()]), at)
-    return pairs
-
-
-#: The `.env` files Compose may read: the root's and those up to two folders down.
-_DOTENVS = (".env", "*/.env", "*/*/.env")
-
-
-def _dotenv_pairs(root: Path) -> list[_Pair]:
-    """The pairs each `.env` gives by its `COMPOSE_FILE` (see the module's docstring)."""
-    pairs: list[_Pair] = []
-    for env in sorted({p for pattern in _DOTENVS for p in root.glob(pattern)}):
-        if not env.is_file() or not resolve.inside(env):
-            continue
-        try:
-            values, where = read_env_file(env)
-        except (CheckInputError, OSError, UnicodeDecodeError):
-            continue  # its own reading (as an env file) says why
-        files = values.get("COMPOSE_FILE")
-        if not files:
-            continue
-        separator = values.get("COMPOSE_PATH_SEPARATOR") or ":"
-        names = [n for n in files.split(separator) if n]
-        pairs += _resolved(names, [env.parent.resolve()], where["COMPOSE_FILE"])
     return pairs
 
 
