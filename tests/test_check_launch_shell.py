@@ -705,3 +705,31 @@ def test_an_assumed_case_arm_written_with_a_space_before_its_paren_is_named(
     result = check_folder(root)
     (launch,) = launches(result.apps, result.links, result.balancer_links)
     assert '(branch assumed: line 3 `"uwsgi" )`)' in describe(launch)
+
+
+def test_an_entrypoint_runs_the_script_of_its_command_folder_its_first_argument_names(
+    tmp_path: Path,
+) -> None:
+    """`command="$1"; shift; exec "/container/commands/$command" "$@"` with `CMD ["web"]`:
+    the entrypoint runs /container/commands/web, the script of its command folder the CMD
+    word names (the dispatcher seen in agdsn/pycroft's base image), so the chain goes from the
+    ENTRYPOINT through the entrypoint to that script's gunicorn, never to the folder's other
+    scripts."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nCOPY . /\n"
+            'ENTRYPOINT ["/container/entrypoint"]\nCMD ["web"]\n',
+            "container/entrypoint": '#!/bin/bash\nset -e\ncommand="$1"\nshift\n'
+            'exec "/container/commands/$command" "$@"\n',
+            "container/commands/web": "#!/bin/bash\nexec gunicorn -w 3 -b 0.0.0.0:80 app:app\n",
+            "container/commands/api": "#!/bin/bash\nexec gunicorn -w 5 -b 0.0.0.0:81 api:app\n",
+        },
+    )
+    result = check_folder(root)
+    assert (
+        ["Dockerfile:3", "container/entrypoint:5", "container/commands/web:2"],
+        "gunicorn",
+        3,
+    ) in chains(result, root)
+    assert not [c for c in chains(result, root) if "container/entrypoint:5" in c[0] and c[2] == 5]

@@ -1854,6 +1854,13 @@ def _runs_script(
             # `$APP_SCRIPTS_DIR/run_bash "${@:2}"`: a script of a folder set at run time.
             named = _expanded_path(rest[0], env)
             rest = [Word(named, rest[0].at), *rest[1:]] if named is not None else rest
+        elif rest and "$" in rest[0].text:
+            # `/container/commands/$command` after `command="$1"`: the script of a command
+            # folder a known value names (agdsn/pycroft's entrypoint), only when every
+            # variable in it is known: its folder is written out, no guess stands for it.
+            named = expand_known(rest[0].text, env)
+            named = None if "$" in named or "`" in named else named
+            rest = [Word(named, rest[0].at), *rest[1:]] if named is not None else rest
         if not rest or not _SCRIPT_PATH.match(rest[0].text):
             continue
         found = find_config(rest[0].text, rest[0].at)
