@@ -1426,12 +1426,11 @@ def read_compose(
             call = (path, first, rest, environment, where, image, find, unsaid)
             app = _image_app(call, (name, first[0] if first else key_at) if unseen else None)
         if app is None:
-            _development_launch(name, key_at, first + rest)
-            # An image not built here runs its own program, the command its arguments
-            # (`server /data` for minio's): a third party's server, not the project's.
+            words = first + rest
+            _development_launch(name, key_at, words)
+            # An image not built here runs its own program (minio's, `server /data`): not ours.
             if service.get("build") is not None:
-                whys = _base_command(name, key_at, image, first + rest)
-                unstarted.append((first + rest, find, whys))
+                unstarted.append((words, find, _base_command(name, key_at, image, words)))
             continue
         if entrypoint is not None or command is not None:
             app = replace(app, without_exec=_list_child(first + rest, image) or app.without_exec)
