@@ -237,35 +237,3 @@ def test_a_cmd_of_an_app_on_a_known_python_base_is_not_called_base_arguments(
     )
     result = check(root)
     assert not [m for m in unfollowed(result) if "base image's entrypoint" in m]
-
-
-def test_uwsgi_nginx_listens_on_its_own_inis_socket_and_joins_the_nginx_passing_to_it(
-    tmp_path: Path,
-) -> None:
-    """tiangolo/uwsgi-nginx(-flask) runs uWSGI with the image's own /etc/uwsgi/uwsgi.ini
-    before the app's: `socket = /tmp/uwsgi.sock`, the socket its nginx passes to, and a
-    graceful stop on SIGTERM (`hook-master-start = unix_signal:15 gracefully_kill_them_all`).
-    The app's ini, which sets no socket, listens there; an nginx site of the repository's
-    passing to `unix:///tmp/uwsgi.sock` is its front (seen in Sage-Bionetworks/schematic);
-    the base's ini is never "not in the build context", and the app ini's die-on-term is no
-    warning of a stop that cuts requests, as the base ini makes it graceful."""
-    root = write(
-        tmp_path / "site",
-        {
-            "Dockerfile": "FROM tiangolo/uwsgi-nginx-flask:python3.10\n"
-            "COPY ./site.conf /etc/nginx/conf.d/\nCOPY ./app /app\n",
-            "site.conf": "server {\n    listen 443;\n    location / {\n"
-            "        include uwsgi_params;\n        uwsgi_pass unix:///tmp/uwsgi.sock;\n"
-            "    }\n}\n",
-            "app/uwsgi.ini": "[uwsgi]\nmodule = main\ncallable = app\nprocesses = 4\n"
-            "die-on-term = true\n",
-            "app/main.py": "from flask import Flask\n\napp = Flask(__name__)\n",
-        },
-    )
-    result = check(root)
-    (app,) = served(result)
-    assert [s.value for s in app.sockets] == ["unix:/tmp/uwsgi.sock"]
-    (launch,) = launches(result.apps, result.links, result.balancer_links)
-    assert [f"{at.file.relative_to(root)}:{at.line}" for at in launch.fronts] == ["site.conf:5"]
-    assert not [n for n in result.notes if "/etc/uwsgi/uwsgi.ini" in n.message]
-    assert not [f for f in result.findings if f.rule == "uwsgi-sigterm-cuts-requests"]

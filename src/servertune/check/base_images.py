@@ -73,18 +73,6 @@ def _uwsgi_start(holds: Holds) -> str:
     return 'exec uwsgi --ini /etc/uwsgi/uwsgi.ini --ini "${UWSGI_INI:-/app/uwsgi.ini}"\n'
 
 
-def _uwsgi_ini(holds: Holds) -> str:
-    """/etc/uwsgi/uwsgi.ini of tiangolo's uwsgi-nginx images: the unix socket the image's own
-    nginx passes to (its entrypoint.sh writes `uwsgi_pass unix:///tmp/uwsgi.sock;`), its
-    owner and mode, and a graceful stop on SIGTERM; the app's ini (UWSGI_INI) adds to it."""
-    del holds
-    return (
-        "[uwsgi]\nsocket = /tmp/uwsgi.sock\nchown-socket = nginx:nginx\nchmod-socket = 664\n"
-        "hook-master-start = unix_signal:15 gracefully_kill_them_all\nneed-app = true\n"
-        "die-on-term = true\nshow-config = true\n"
-    )
-
-
 #: The families, each with the file of its source the facts come from.
 _REGISTRY: tuple[tuple[re.Pattern[str], BaseLaunch], ...] = (
     # github.com/tiangolo/uvicorn-gunicorn-docker docker-images/python3.11.dockerfile
@@ -125,9 +113,7 @@ _REGISTRY: tuple[tuple[re.Pattern[str], BaseLaunch], ...] = (
     # UWSGI_INI /app/uwsgi.ini, COPY uwsgi.ini /etc/uwsgi/, CMD ["/start.sh"], WORKDIR /app),
     # docker-images/start.sh (exec /usr/bin/supervisord) and supervisord-debian.conf
     # ([program:uwsgi] command=/usr/local/bin/uwsgi --ini /etc/uwsgi/uwsgi.ini); the -flask
-    # image (tiangolo/uwsgi-nginx-flask-docker) is built FROM it. /etc/uwsgi/uwsgi.ini is
-    # docker-images/uwsgi.ini, whose lines the image's tests/test_02_app read back from
-    # uWSGI's show-config log (socket = /tmp/uwsgi.sock ... show-config = true).
+    # image (tiangolo/uwsgi-nginx-flask-docker) is built FROM it.
     (
         re.compile(r"tiangolo/uwsgi-nginx(?:-flask)?"),
         BaseLaunch(
@@ -135,7 +121,7 @@ _REGISTRY: tuple[tuple[re.Pattern[str], BaseLaunch], ...] = (
             ("/start.sh",),
             "/app",
             {"UWSGI_INI": "/app/uwsgi.ini"},
-            {"/start.sh": _uwsgi_start, "/etc/uwsgi/uwsgi.ini": _uwsgi_ini},
+            {"/start.sh": _uwsgi_start},
         ),
     ),
 )
