@@ -193,3 +193,47 @@ def test_a_config_copied_onto_the_base_images_workdir_is_the_one_start_sh_reads(
     assert app.workers.value == 3
     assert chains(result, root) == [["devops/Dockerfile:1", "devops/gunicorn_conf.py:1"]]
     assert not [n for n in result.notes if "gunicorn_conf" in n.message]
+
+
+def test_a_cmd_of_an_app_and_server_flags_is_arguments_for_an_unknown_bases_entrypoint(
+    tmp_path: Path,
+) -> None:
+    """`CMD ["shop.wsgi:application", "--workers=2"]` FROM an owner's image check does not
+    know: no program is named `shop.wsgi:application`, so the words are the arguments the base
+    image's ENTRYPOINT runs its server with (seen in praekeltfoundation/ndoh-hub, on
+    docker-django-bootstrap). check says the link is not followed, naming the base image, at
+    the CMD's line, for the Dockerfile and the compose service that builds it, and never that
+    the image or the compose file starts no server."""
+    root = write(
+        tmp_path / "hub",
+        {
+            "Dockerfile": "FROM ghcr.io/acme/django-base:py3.12\nCOPY . /app\n"
+            'CMD ["shop.wsgi:application", "--workers=2", "--threads=4"]\n',
+            "docker-compose.yml": "services:\n  web:\n    build: .\n"
+            '    ports:\n      - "8000:8000"\n',
+            "shop/wsgi.py": "application = object()\n",
+        },
+    )
+    result = check(root)
+    assert served(result) == []
+    (message,) = unfollowed(result)
+    assert message.startswith(f"{root / 'Dockerfile'}:3: not followed:")
+    assert "arguments for the base image's entrypoint (ghcr.io/acme/django-base:py3.12)" in message
+    assert not [n for n in result.notes if n.kind == "starts-no-server"]
+
+
+def test_a_cmd_of_an_app_on_a_known_python_base_is_not_called_base_arguments(
+    tmp_path: Path,
+) -> None:
+    """The same CMD FROM python:3.12, whose ENTRYPOINT is known to run its CMD as a program,
+    is not said to be a base image's arguments."""
+    root = write(
+        tmp_path / "hub",
+        {
+            "Dockerfile": "FROM python:3.12\nCOPY . /app\n"
+            'CMD ["shop.wsgi:application", "--workers=2"]\n',
+            "shop/wsgi.py": "application = object()\n",
+        },
+    )
+    result = check(root)
+    assert not [m for m in unfollowed(result) if "base image's entrypoint" in m]

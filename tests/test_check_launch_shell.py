@@ -705,3 +705,58 @@ def test_an_assumed_case_arm_written_with_a_space_before_its_paren_is_named(
     result = check_folder(root)
     (launch,) = launches(result.apps, result.links, result.balancer_links)
     assert '(branch assumed: line 3 `"uwsgi" )`)' in describe(launch)
+
+
+def test_an_entrypoint_runs_the_script_of_its_command_folder_its_first_argument_names(
+    tmp_path: Path,
+) -> None:
+    """`command="$1"; shift; exec "/container/commands/$command" "$@"` with `CMD ["web"]`:
+    the entrypoint runs /container/commands/web, the script of its command folder the CMD
+    word names (the dispatcher seen in agdsn/pycroft's base image), so the chain goes from the
+    ENTRYPOINT through the entrypoint to that script's gunicorn, never to the folder's other
+    scripts."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nCOPY . /\n"
+            'ENTRYPOINT ["/container/entrypoint"]\nCMD ["web"]\n',
+            "container/entrypoint": '#!/bin/bash\nset -e\ncommand="$1"\nshift\n'
+            'exec "/container/commands/$command" "$@"\n',
+            "container/commands/web": "#!/bin/bash\nexec gunicorn -w 3 -b 0.0.0.0:80 app:app\n",
+            "container/commands/api": "#!/bin/bash\nexec gunicorn -w 5 -b 0.0.0.0:81 api:app\n",
+        },
+    )
+    result = check_folder(root)
+    assert (
+        ["Dockerfile:3", "container/entrypoint:5", "container/commands/web:2"],
+        "gunicorn",
+        3,
+    ) in chains(result, root)
+    assert not [c for c in chains(result, root) if "container/entrypoint:5" in c[0] and c[2] == 5]
+
+
+def test_a_shell_running_the_script_an_env_path_names_follows_it_to_the_copy_there(
+    tmp_path: Path,
+) -> None:
+    """`ENV START_PATH /start-gunicorn.sh`, `COPY server/start-gunicorn.sh $START_PATH` and an
+    entrypoint running `/bin/bash "$START_PATH"`: the shell runs the script the variable names,
+    the file the COPY put at that path (seen in publichealthengland's dashboard API), so the
+    chain goes from the ENTRYPOINT through the entrypoint to its gunicorn. The bash is a child
+    of the entrypoint's shell, and the fix shown keeps the variable expanding."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nENV START_PATH /start-gunicorn.sh\n"
+            "COPY server/start-gunicorn.sh $START_PATH\n"
+            "COPY server/entrypoint.sh /entrypoint.sh\n"
+            'ENTRYPOINT ["/bin/sh", "/entrypoint.sh"]\n',
+            "server/entrypoint.sh": '#!/bin/sh\nset -e\n/bin/bash "$START_PATH"\n',
+            "server/start-gunicorn.sh": "#!/bin/bash\nexec gunicorn -w 3 -b 0.0.0.0:80 app:app\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:5", "server/entrypoint.sh:3", "server/start-gunicorn.sh:2"], "gunicorn", 3)
+    ]
+    (finding,) = [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+    assert finding.fix == 'exec /bin/bash "$START_PATH"'

@@ -60,6 +60,7 @@ from servertune.check.dockerfile import (
     root_base,
     sh_of,
     shell_form,
+    unknown_base,
     with_stop_signal,
 )
 from servertune.check.envfile import read_env_file
@@ -79,7 +80,11 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.source import read_text
-from servertune.check.unfollowed import development_server, nothing_started
+from servertune.check.unfollowed import (
+    base_entrypoint_arguments,
+    development_server,
+    nothing_started,
+)
 from servertune.check.working_dirs import started_in
 
 __all__ = [
@@ -1477,11 +1482,11 @@ def read_compose(
             call = (path, first, rest, environment, where, image, find, unsaid)
             app = _image_app(call, (name, first[0] if first else key_at) if unseen else None)
         if app is None:
-            _development_launch(name, key_at, first + rest)
-            # An image not built here runs its own program, the command its arguments
-            # (`server /data` for minio's): a third party's server, not the project's.
+            words = first + rest
+            _development_launch(name, key_at, words)
+            # An image not built here runs its own program (minio's, `server /data`): not ours.
             if service.get("build") is not None:
-                unstarted.append((first + rest, find, _base_command(name, key_at, image)))
+                unstarted.append((words, find, _base_command(name, key_at, image, words)))
             continue
         if entrypoint is not None or command is not None:
             app = replace(app, without_exec=_list_child(first + rest, image) or app.without_exec)
@@ -1645,10 +1650,17 @@ def _list_child(words: list[Word], image: Image | None) -> Setting[str] | None:
     return Setting(" ".join(w.text for w in last), last[0].at)
 
 
-def _base_command(name: str, at: Location, image: Image | None) -> list[NotFollowed]:
-    """[why service `name` (at `at`), which sets no command, is not followed] when its
-    image sets none either and is `FROM` an owner's image not built here; [] otherwise."""
-    if image is None or not owned_base(image):
+def _base_command(
+    name: str, at: Location, image: Image | None, words: Sequence[Word]
+) -> list[NotFollowed]:
+    """[why service `name` (at `at`), which runs `words`, is not followed] when they are
+    none and its image sets none either and is `FROM` an owner's image not built here, or
+    when they are only arguments for the base image's ENTRYPOINT (`CMD ["app.wsgi:application",
+    "--workers=2"]`, `unfollowed.base_entrypoint_arguments`); [] otherwise."""
+    if image is not None and words and not image.entrypoint and unknown_base(image):
+        arguments = base_entrypoint_arguments(words, image.base_reference)
+        return [] if arguments is None else [arguments]
+    if image is None or words or not owned_base(image):
         return []
     return [
         NotFollowed(
@@ -1697,7 +1709,7 @@ def _nothing_started(
     handed = next((why for words, _, _ in unstarted if (why := _server_handed_on(words))), None)
     if handed is not None:
         return handed
-    based = [why for words, _, whys in unstarted if not words for why in whys]
+    based = [why for _, _, whys in unstarted for why in whys]
     if based:
         return based[0]
     return NothingToCheck(

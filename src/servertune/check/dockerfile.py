@@ -89,6 +89,7 @@ from servertune.check.service_supervisors import SUPERVISED, SUPERVISORS
 from servertune.check.source import read_text
 from servertune.check.together import with_others
 from servertune.check.unfollowed import (
+    base_entrypoint_arguments,
     image_development_server,
     not_followed_launcher,
     nothing_started,
@@ -1552,6 +1553,10 @@ def read_dockerfile(
                 f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
                 f"so it starts no server check reads ({SERVERS_READ})"
             )
+        if not entrypoint and unknown_base(image):
+            arguments = base_entrypoint_arguments(cmd, image.base_reference)
+            if arguments is not None:
+                raise arguments
         if target is None:  # the final stage: the image's own command
             image_development_server(entrypoint + cmd)
         _not_followed(path, image, entrypoint + cmd)
@@ -1728,6 +1733,13 @@ def owned_base(image: Image) -> bool:
         and not _installs_s6(image)
         and not _installs_runit(image)
     )
+
+
+def unknown_base(image: Image) -> bool:
+    """The image's FROM names an image no Dockerfile here builds and check does not know
+    (an owner's image, or one a build argument names): its ENTRYPOINT is not known here."""
+    reference = image.base_reference
+    return bool(reference) and image.base is None and not library_image(reference)
 
 
 #: A word that names a script to run: a path, or a file name with a script's suffix.

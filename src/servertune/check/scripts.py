@@ -1854,6 +1854,13 @@ def _runs_script(
             # `$APP_SCRIPTS_DIR/run_bash "${@:2}"`: a script of a folder set at run time.
             named = _expanded_path(rest[0], env)
             rest = [Word(named, rest[0].at), *rest[1:]] if named is not None else rest
+        elif rest and "$" in rest[0].text:
+            # `/container/commands/$command` after `command="$1"`: the script of a command
+            # folder a known value names (agdsn/pycroft's entrypoint), only when every
+            # variable in it is known: its folder is written out, no guess stands for it.
+            named = expand_known(rest[0].text, env)
+            named = None if "$" in named or "`" in named else named
+            rest = [Word(named, rest[0].at), *rest[1:]] if named is not None else rest
         if not rest or not _SCRIPT_PATH.match(rest[0].text):
             continue
         found = find_config(rest[0].text, rest[0].at)
@@ -1958,8 +1965,12 @@ def _shell_operand(words: list[Word]) -> list[Word]:
             return words
         rest = rest[2:] if option in ("-o", "+o", "-O", "+O") else rest[1:]
     rest = rest[1:] if rest and rest[0].text == "--" else rest
-    if not rest or "$" in rest[0].text:
+    if not rest:
         return words
+    if "$" in rest[0].text:
+        # `/bin/bash "$GUNICORN_START_PATH"`: the script a variable names, expanded as an
+        # `exec "$VAR"` is by the caller (publichealthengland's dashboard API entrypoint).
+        return rest
     first = rest[0] if "/" in rest[0].text else Word(f"./{rest[0].text}", rest[0].at)
     return [first, *rest[1:]]
 
@@ -2065,7 +2076,16 @@ def _child_line(
     words = list(line.words)
     while words and words[0] in _KEYWORDS:
         words = words[1:]
-    return Setting(" ".join(shlex.quote(w) for w in words)[:2000], Location(path, line.first))
+    return Setting(" ".join(map(_as_written, words))[:2000], Location(path, line.first))
+
+
+def _as_written(word: str) -> str:
+    """`word` quoted for a line shown as the script's: a word with an expansion in double
+    quotes, which keep it expanding (`"$GUNICORN_START_PATH"`, never `'$GUNICORN_START_PATH'`,
+    the literal text a fix copied from it would run); any other as `shlex.quote` does."""
+    if "$" in word and not any(c in word for c in '"\\`') and shlex.quote(word) != word:
+        return f'"{word}"'
+    return shlex.quote(word)
 
 
 #: A function definition's head: `name() {`, `name () {`, `function name {`, `function name() {`.

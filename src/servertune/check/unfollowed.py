@@ -45,6 +45,7 @@ from servertune.check.model import (
 
 __all__ = [
     "NOT_FOR_PRODUCTION",
+    "base_entrypoint_arguments",
     "development_server",
     "development_server_at",
     "first_not_followed",
@@ -170,6 +171,24 @@ _SHELL_OWN = frozenset(
 #: A host's port (`db:5432`), an image's tag (`python:3.12`) and `user:group` are not, by
 #: their digits, or by the programs they are given to (_NOT_APP_SERVERS).
 _APP_OBJECT = re.compile(r"\A[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\(\))?\Z")
+
+
+def base_entrypoint_arguments(cmd: Sequence[Word], base: str) -> NotFollowed | None:
+    """Why an image's CMD that is only a server's arguments (its first word an app,
+    `module:callable`) is not followed when the ENTRYPOINT that takes them is the base
+    image's `base`, not built from these files: no program is named `pkg.wsgi:application`,
+    so the base's entrypoint runs the server with them (praekeltfoundation/ndoh-hub on
+    docker-django-bootstrap: `CMD ["ndoh_hub.wsgi:application", "--workers=2"]`, gunicorn's
+    arguments). What it runs is not known here, which is not "starts no server". A CMD of
+    options alone (`--config.file=...`) is left as it was: many programs' images take those."""
+    if not cmd or not _APP_OBJECT.match(cmd[0].text):
+        return None
+    shown = " ".join(w.text for w in cmd)[:80]
+    return NotFollowed(
+        f"{cmd[0].at}: not followed: {shown!r} are arguments for the base image's entrypoint "
+        f"({base}), which is not in these files, so the server it starts with them is not "
+        "known"
+    )
 
 
 #: A word that is one variable no file read set (`$DUFFY_OPTS`, `${OPTS}`): a unit's or script's
