@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from servertune.check.script_folder import real_path
+from servertune.check.script_folder import computed_folder, real_path
 from tests.folder_support import chains, check_folder, write
 
 
@@ -60,3 +60,51 @@ def test_realpath_of_a_path_written_out_is_that_path(value: str, path: str) -> N
     """`$(realpath PATH)` of a path with no variable left is PATH with `..` resolved; one
     still holding a variable stays as written."""
     assert real_path(value) == path
+
+
+def test_root_two_folders_above_a_bash_source_folder_finds_the_config(tmp_path: Path) -> None:
+    """`BASE_DIR="$( cd "$( dirname "${BASH_SOURCE[0]}" )" && pwd )"` then `ROOT_DIR=$(dirname
+    "$(dirname "$BASE_DIR")")` in deploy/scripts/run_web.sh is the repository's root, so
+    `uwsgi --ini $ROOT_DIR/deploy/configs/uwsgi.ini` is joined to that ini (seen in
+    the-deep/server), never "config not found" nor the ini as a launch alone."""
+    write(
+        tmp_path,
+        {
+            "deploy/scripts/run_web.sh": "#!/bin/bash\n"
+            'BASE_DIR="$( cd "$( dirname "${BASH_SOURCE[0]}" )" && pwd )"\n'
+            'ROOT_DIR=$(dirname "$(dirname "$BASE_DIR")")\n'
+            "uwsgi --ini $ROOT_DIR/deploy/configs/uwsgi.ini\n",
+            "deploy/configs/uwsgi.ini": "[uwsgi]\nmodule = app\nprocesses = 4\n"
+            "http-socket = :8000\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert chains(result, tmp_path) == [
+        (["deploy/scripts/run_web.sh:4", "deploy/configs/uwsgi.ini:3"], "uwsgi", 4)
+    ]
+    assert not [n for n in result.notes if n.kind == "config-not-found"]
+
+
+@pytest.mark.parametrize(
+    ("value", "known", "folder"),
+    [
+        ('$(dirname "$(dirname "$BASE")")', {"BASE": "/code/deploy/scripts"}, "/code"),
+        ('$(dirname "$(dirname "$BASE")")', {"BASE": "."}, "../.."),
+        ('$(dirname "$(realpath "$BASE/x")")/conf', {"BASE": "/srv/a/../b"}, "/srv/b/conf"),
+        ("$(dirname $UNSET)", {}, None),
+        ("$(dirname $(pwd))", {}, None),
+        ("plain", {}, None),
+    ],
+)
+def test_dirname_of_a_known_path_is_its_folder(
+    value: str, known: dict[str, str], folder: str | None
+) -> None:
+    """`$(dirname WORD)` (nested, through `realpath` too) of a path known is its folder; the
+    folder above the script's own folder read from its checkout (`.`) is `..`; a word not
+    known, or a value with no such substitution, is None."""
+
+    def expand(word: str) -> str | None:
+        name = word.strip("${}").split("/")[0]
+        return word.replace("$" + name, known[name]) if name in known else None
+
+    assert computed_folder(value, expand) == folder

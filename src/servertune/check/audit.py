@@ -776,7 +776,7 @@ def _walk_notes(discovered: Sequence[Discovery], said: Sequence[Note] = ()) -> l
                 Note(
                     "template",
                     Location(path, line),
-                    f"{path}:{line}: a template (Jinja / Helm / ERB): what it renders to is not in "
+                    f"{path}:{line}: a template (Jinja / Helm / ERB / `%`-placeholders): what it renders to is not in "
                     "the repository, so it was not read",
                     "check the rendered file (helm template, the Jinja render) instead",
                 )

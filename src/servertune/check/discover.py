@@ -34,7 +34,12 @@ from servertune.check.justfile import looks_like_justfile
 from servertune.check.model import CheckInputError
 from servertune.check.nomad import looks_like_nomad_job, nomad_template_line
 from servertune.check.readers import NGINX_DIRECTORIES
-from servertune.check.template_markers import SHEBANG, placeholder_line, template_line
+from servertune.check.template_markers import (
+    SHEBANG,
+    percent_line,
+    placeholder_line,
+    template_line,
+)
 from servertune.check.vendored import VENDORED_DIRECTORIES, named_in_vendored
 
 __all__ = ["NAMED_LIKE_READ", "SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
@@ -526,6 +531,10 @@ def _sort(root: Path, item: Path, found: _Found) -> None:
     line = template_line(text, dockerfile=is_dockerfile(item, text))
     if line is None and item.suffix.lower() in (".yml", ".yaml"):
         line = placeholder_line(text)  # whole YAML lines a script renders in
+    percent = False
+    if line is None and item.suffix.lower() in (".tpl", ".tmpl"):
+        line = percent_line(text)  # `%name` / `%{name}` a script's `%` substitution fills
+        percent = line is not None  # no value of its kind: never read in place
     if line is not None and is_buildpack_config(item):
         line = None  # its ERB is read as unknown values (`heroku_nginx`), not skipped
     if line is not None and looks_like_nomad_job(item, text):
@@ -534,7 +543,7 @@ def _sort(root: Path, item: Path, found: _Found) -> None:
         line = None  # `{{ name }}` is just's own interpolation (`justfile`), not Jinja
     if line is not None and _candidate_kind_known(item, text):
         found.templates.append((item, line))
-        if _read_in_place(item, text):
+        if not percent and _read_in_place(item, text):
             found.in_place.append(item)
     elif _claims(item, text):
         found.files.append(item)

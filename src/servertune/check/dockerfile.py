@@ -84,6 +84,7 @@ from servertune.check.model import (
 )
 from servertune.check.own_clones import own_clone_folders
 from servertune.check.run_folders import made_folders
+from servertune.check.run_writes import run_writes
 from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.service_supervisors import SUPERVISED, SUPERVISORS
 from servertune.check.source import read_text
@@ -1229,6 +1230,26 @@ def _apply(
             process_word(" ".join(command.value), variables, source.escape), stage.workdir
         )
         _own_clones(command, stage, variables, source)
+        _run_written(command, stage, variables, source)
+
+
+def _run_written(
+    command: Any, stage: _Stage, variables: Mapping[str, str], source: _Source
+) -> None:
+    """The files the RUN writes (`run_writes`: `echo TEXT > /entrypoint.sh`, `cat > PATH
+    <<EOF`), kept as a `COPY <<EOF` heredoc's are: `>>` adds to a file this Dockerfile wrote
+    before, and makes a file not known here (one a COPY brought) unknown no more than before."""
+    text = process_word(" ".join(command.value), variables, source.escape)
+    documents = [(h.name, h.content) for h in command.heredocs or ()]
+    for target, content, append in run_writes(text, documents, stage.workdir):
+        if not append:
+            # Each line at its own line of the Dockerfile (one `echo` a line, as written), as
+            # a base image's scripts are kept: the launch step is the RUN's line that runs it.
+            padding = "\n" * (command.start_line - (0 if documents else 1))
+            stage.heredocs[target] = (padding + content, 1)
+        elif target in stage.heredocs:
+            before, first = stage.heredocs[target]
+            stage.heredocs[target] = (before + content, first)
 
 
 def _own_clones(command: Any, stage: _Stage, variables: Mapping[str, str], source: _Source) -> None:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["HELD_AT", "INVOKED_AS", "own_folder", "real_path"]
+__all__ = ["HELD_AT", "INVOKED_AS", "computed_folder", "own_folder", "real_path"]
 
 #: Where the first image of the run that holds a repository file keeps it (None: no image
 #: does), set by `images.images_of_run`.
@@ -78,6 +78,40 @@ def real_path(value: str) -> str:
     known here, so none is followed); `value` as it is otherwise."""
     matched = _REALPATH.match(value)
     return value if matched is None else posixpath.normpath(matched[2])
+
+
+#: The innermost `$(dirname WORD)`, `$(realpath WORD)`, `$(readlink -f WORD)`: WORD holds no
+#: command substitution (quotes removed first).
+_INNER = re.compile(
+    r"\$\(\s*(dirname|realpath(?:\s+-[emsLPq]+)*|readlink\s+-[fem]+)\s+([^$`()\s]*(?:\$\{?\w+\}?[^$`()\s]*)*)\s*\)"
+)
+
+
+def computed_folder(value: str, expand: Callable[[str], str | None]) -> str | None:
+    """`value` with its `$(dirname WORD)` / `$(realpath WORD)` / `$(readlink -f WORD)` done,
+    innermost first, each WORD's variables expanded by `expand` (`ROOT_DIR=$(dirname
+    "$(dirname "$BASE_DIR")")` with BASE_DIR the script's folder: two folders above it); None
+    when `value` holds none, or a WORD or what is left is not a path known here. The dirname of
+    a folder written only with `.` and `..` (the script's own folder read from its checkout,
+    `.`) is the folder above it, as the absolute folder it stands for has one."""
+    text = value.replace('"', "")
+    if _INNER.search(text) is None:
+        return None
+    while (found := _INNER.search(text)) is not None:
+        word = expand(found[2]) if "$" in found[2] else found[2]
+        if not word or any(c in word for c in "$`*?"):
+            return None
+        path = posixpath.normpath(word)
+        if found[1] == "dirname":
+            upward = all(part in (".", "..") for part in path.split("/"))
+            path = (
+                posixpath.normpath(posixpath.join(path, ".."))
+                if upward
+                else posixpath.dirname(path) or "."
+            )
+        text = text[: found.start()] + path + text[found.end() :]
+    rest = expand(text) if "$" in text else text
+    return None if rest is None or any(c in rest for c in "$`") else rest
 
 
 def _folder(script: Path, *, relative: bool) -> str | None:

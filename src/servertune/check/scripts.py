@@ -85,7 +85,13 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
-from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder, real_path
+from servertune.check.script_folder import (
+    HELD_AT,
+    INVOKED_AS,
+    computed_folder,
+    own_folder,
+    real_path,
+)
 from servertune.check.server_arms import branch_value, condition
 from servertune.check.service_supervisors import SUPERVISORS, supervised
 from servertune.check.shell_paths import BlockValues, alternatives, unresolved_by_branches
@@ -898,6 +904,9 @@ def _assignments(line: _Line, env: dict[str, str], script: Path | None = None) -
             env[f"{name}[$@]"] = ""  # a later `exec $cmd` runs the arguments: `exec "$@"`
             continue
         own = own_folder(script, value, relative=True) if script is not None else None
+        if own is None:
+            # `ROOT_DIR=$(dirname "$(dirname "$BASE_DIR")")`: a folder of a known path.
+            own = computed_folder(value, lambda word: expand_shell(word, env))
         expanded = own if own is not None else expand_shell(value, env)
         if expanded is not None:
             env[name] = real_path(expanded)

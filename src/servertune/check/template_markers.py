@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SHEBANG", "placeholder_line", "template_line"]
+__all__ = ["SHEBANG", "percent_line", "placeholder_line", "template_line"]
 
 #: A shebang of a shell, or of execline (s6-overlay's `run` scripts: `#!/command/execlineb -P`,
 #: a chain of words the script reader follows to the program it ends in).
@@ -137,6 +137,24 @@ def _quoted_spans(text: str) -> tuple[tuple[int, int], ...]:
 #: A line that is nothing but a shell-style placeholder (`${POSTGRES_EXPOSED_PORT}`,
 #: `$EXTRA_VOLUMES`), which a script substitutes (envsubst) with whole YAML lines.
 _WHOLE_PLACEHOLDER = re.compile(r"^[ \t]*\$(?:\{\w+(?:[:?+-][^}\n]*)?\}|\w+)[ \t]*$", re.M)
+
+
+#: A `%`-placeholder a script's `%` substitution fills (`processes = %nb_processes`,
+#: `/var/log/nginx/%{hostname}-access.log`): a name of three characters or more starting
+#: lowercase, or any name in braces. uWSGI's magic variables are one letter (`%n`, `%d`) or
+#: `%(name)`, strftime's and printf's one letter (`%Y`, `%s`), a URL's escape two hex digits
+#: (`%2F`, `%e2`): none is this.
+_PERCENT = re.compile(r"(?<![%\w])%(?:\{[A-Za-z_]\w*\}|[a-z_][a-z0-9_]{2,})")
+
+
+def percent_line(text: str) -> int | None:
+    """The first line outside a `#` comment holding a `%`-placeholder (`_PERCENT`), None when
+    there is none: in a `.tpl` / `.tmpl` file, the mark of a template a script renders
+    (modoboa/modoboa-installer's `files/uwsgi/modoboa.ini.tpl`)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.lstrip().startswith(("#", ";")) and _PERCENT.search(line):
+            return number
+    return None
 
 
 def placeholder_line(text: str) -> int | None:
