@@ -455,7 +455,7 @@ class AppServer:
     #: flag (`keep_alive` for `--keep-alive`): each as written, its line, and the setting it
     #: was likely meant for (`keepalive`). gunicorn ignores them; not settings of the launch
     #: (their lines place no chain step).
-    misspelled: tuple[tuple[str, Location, str], ...] = ()
+    misspelled: tuple[tuple[str, Location, str, bool], ...] = ()
     #: The test of the branch its script's server line sits in when that test is on the
     #: script's first argument and no file read gives it (`elif [[ "$1" = 'web-prod' ]]`
     #: with the image's CMD left to the deployment): that branch was assumed, and the launch

@@ -400,17 +400,27 @@ def _reloader_graded(finding: Finding, app: AppServer) -> Finding:
 def gunicorn_unknown_setting(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[object, str]] = set()
     for app in c.apps:
-        for written, at, meant in app.misspelled:
+        for written, at, meant, same in app.misspelled:
             if (at, written) in seen:
                 continue  # one config file read by several launches
             seen.add((at, written))
-            yield rule.finding(
-                at,
+            said = (
                 f"`{written}` is not a gunicorn setting (it is the `--"
                 f"{written.replace('_', '-')}` flag written as a name): gunicorn ignores "
-                f"it, so it does not set `{meant}`",
-                f"rename it to `{meant}`",
+                f"it, so it does not set `{meant}`"
             )
+            if not same:
+                yield rule.finding(at, said, f"rename it to `{meant}`")
+                continue
+            # The value is the one `meant` has anyway (`log_file = "-"`, errorlog's default
+            # `-`, seen in microsoft/sample-app-aoai-chatGPT): nothing runs otherwise, a note.
+            finding = rule.finding(
+                at,
+                f"{said}; `{meant}` has that value anyway, so nothing changes today, but a "
+                "value changed here later would be ignored",
+                f"rename it to `{meant}` (or drop the line)",
+            )
+            yield dataclasses.replace(finding, severity=Severity.info)
 
 
 @check_rule(
