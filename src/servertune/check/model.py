@@ -437,6 +437,9 @@ class AppServer:
     #: reads `processes = 1e3` as 1, `harakiri = 2.5` as 2), as (option, value as written,
     #: the number the server takes): what runs is not what the line says.
     cut_numbers: tuple[tuple[str, Setting[str], int], ...] = ()
+    #: uWSGI options whose value keeps a comment written after it (its ini has none), where
+    #: that changes what runs, as (option, value as written, the value before the comment).
+    inline_comments: tuple[tuple[str, Setting[str], str], ...] = ()
     #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
     #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
     die_on_term: Setting[bool] | None = None

@@ -222,6 +222,41 @@ def number_cut_short(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
+@check_rule(
+    "uwsgi-inline-comment",
+    Severity.warning,
+    "a comment after a uWSGI ini value is part of the value: `module = app # x` names no module",
+    "uWSGI's ini reader (unbit/uwsgi core/ini.c, uwsgi_ini_config) skips a line only when it "
+    "starts with `#` or `;` and keeps everything after `=` on any other line, trimmed of "
+    "spaces, as the value; a flag is off only for `false`, `off`, `no` or `0` "
+    "(core/uwsgi.c: uwsgi_opt_true)",
+    kind="fault",
+)
+def uwsgi_inline_comment(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[Location] = set()
+    for app in c.apps:
+        for option, written, meant in app.inline_comments:
+            if written.at in seen:
+                continue  # one ini read by several launches
+            seen.add(written.at)
+            if meant.lower() in _FLAG_OFF:
+                what = (
+                    f"`{written.value}` is none of the words that turn it off, so `{option}` "
+                    "is on"
+                )
+            else:
+                what = f"`{option}` is `{written.value}`, the comment included, not `{meant}`"
+            yield rule.finding(
+                written.at,
+                f"uWSGI's ini has no comment after a value: {what}",
+                f"{option} = {meant}   (the comment on a line of its own, starting with #)",
+            )
+
+
+#: The values that turn a uWSGI flag off (uwsgi_opt_true).
+_FLAG_OFF = frozenset({"false", "off", "no", "0"})
+
+
 #: Numbers past this many digits are shown as written, never expanded.
 _DIGITS_SHOWN = 20
 
