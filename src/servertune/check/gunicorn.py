@@ -348,12 +348,7 @@ def _static(
     values["set_in_file"] = set_in_file
     given_chdir = isinstance(found.values.get("chdir"), str) or "chdir" in flagged
     values["chdir"] = str(cfg.settings["chdir"].get()) if given_chdir else ""
-    values["misspelled"] = [
-        (name, meant, _same_as_in_effect(cfg, found, name, meant))
-        for name, meant in _flag_spelled(
-            found, KNOWN_SETTINGS, _imported_only(tree) | _read_back(tree)
-        )
-    ]
+    values["misspelled"] = _misspelled(cfg, found, tree, KNOWN_SETTINGS)
     values["unknown"] = _unknown(tree, found, flagged, path, locate)
     return values
 
@@ -420,6 +415,15 @@ def _flag_spelled(
 _UNKNOWN = object()
 
 
+def _misspelled(
+    cfg: Any, found: StaticConfig, tree: ast.Module, settings: list[Any]
+) -> list[tuple[str, str, bool]]:
+    """`_flag_spelled`'s (name, setting) pairs, each with whether its value is the one the
+    setting has anyway (`_same_as_in_effect`)."""
+    spelled = _flag_spelled(found, settings, _imported_only(tree) | _read_back(tree))
+    return [(name, meant, _same_as_in_effect(cfg, found, name, meant)) for name, meant in spelled]
+
+
 def _same_as_in_effect(cfg: Any, found: StaticConfig, name: str, meant: str) -> bool:
     """The value written under the flag's name is the one the meant setting has anyway (its
     default, or what the file or command line set it to): `log_file = "-"` where `errorlog`
@@ -430,7 +434,7 @@ def _same_as_in_effect(cfg: Any, found: StaticConfig, name: str, meant: str) -> 
     setting = cfg.settings[meant]
     try:
         return bool(setting.validator(value) == setting.get())
-    except Exception:  # noqa: BLE001 - a value gunicorn's validator refuses is not the same
+    except Exception:  # a value gunicorn's validator refuses is not the same
         return False
 
 

@@ -674,7 +674,11 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
     command line's options, `UWSGI_*` variables), each with where it was written; a default
     points at `start`."""
     # A relative socket is made in `chdir`, which uWSGI changes to before it binds.
-    server = replace(_uwsgi_server(path, options, start), daemonizes=_daemonizes(options))
+    server = replace(
+        _uwsgi_server(path, options, start),
+        daemonizes=_daemonizes(options),
+        inline_comments=_inline_comments(options),
+    )
     return started_in(server, "")
 
 
@@ -756,7 +760,6 @@ def _uwsgi_server(
         else (),
         unknown_settings=frozenset(unknown),
         cut_numbers=_cut_numbers(options),
-        inline_comments=_inline_comments(options),
         emperor=Setting(*last["emperor"]) if "emperor" in last else None,
     )
 

@@ -241,8 +241,7 @@ def uwsgi_inline_comment(rule: Rule, c: Context) -> Iterator[Finding]:
             seen.add(written.at)
             if meant.lower() in _FLAG_OFF:
                 what = (
-                    f"`{written.value}` is none of the words that turn it off, so `{option}` "
-                    "is on"
+                    f"`{written.value}` is none of the words that turn it off, so `{option}` is on"
                 )
             else:
                 what = f"`{option}` is `{written.value}`, the comment included, not `{meant}`"
