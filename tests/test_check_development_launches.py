@@ -308,3 +308,26 @@ def test_a_unit_running_a_tox_environment_named_for_development_is_no_production
         assert ("reloader-in-production" in rules) is said, env
         (launch,) = launches(result.apps, result.links)
         assert launch_json(launch)["development"] is not said, env
+
+
+def test_an_images_own_command_is_judged_whatever_its_config_is_named(tmp_path: Path) -> None:
+    """A Dockerfile (named for no development, no stage) whose only command is `pserve
+    ${INI_FILE}` with `ENV INI_FILE=.../development.ini` runs that ini in every deployment of
+    the image: the launch is not labelled a development launch by the ini's name, and its
+    faults are judged (seen in yeastgenome/SGDBackend-Nex2)."""
+    result = check_folder(
+        write(
+            tmp_path,
+            {
+                "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . .\n"
+                "ENV INI_FILE=/app/development.ini\n"
+                'CMD ["bash", "-lc", "pserve ${INI_FILE} http_host=0.0.0.0"]\n',
+                "development.ini": "[app:main]\nuse = egg:myapp\n\n[server:main]\n"
+                "use = egg:waitress#main\nhost = 0.0.0.0\nport = 6543\nbacklog = 65536\n",
+            },
+        )
+    )
+    (line,) = [describe(one) for one in launches(result.apps, result.links)]
+    assert "development.ini" in line
+    assert "development launch" not in line
+    assert "backlog-over-somaxconn" in {f.rule for f in result.findings}

@@ -126,3 +126,31 @@ def test_a_name_set_in_a_module_level_branch_is_found_at_its_line(tmp_path: Path
         if f.rule == "gunicorn-unknown-setting"
     ]
     assert found == [("gunicorn.conf.py", 7)]
+
+
+def test_a_flag_name_holding_the_value_in_effect_is_a_note(tmp_path: Path) -> None:
+    """`log_file = "-"` sets nothing, but `errorlog` is `-` by default, so the server does
+    the same either way: an info finding that says so (seen in
+    microsoft/sample-app-aoai-chatGPT's gunicorn.conf.py); `log_file` with another value, or
+    `keep_alive = 5` (keepalive is 2 by default), stays a warning."""
+    from servertune.check.model import Severity
+
+    write(
+        tmp_path,
+        {
+            "a/Procfile": "web: gunicorn -c gunicorn.conf.py app:app\n",
+            "a/gunicorn.conf.py": 'workers = 2\nlog_file = "-"\nkeep_alive = 5\n',
+            "b/Procfile": "web: gunicorn -c gunicorn.conf.py app:app\n",
+            "b/gunicorn.conf.py": 'workers = 2\nlog_file = "/var/log/app.log"\n',
+        },
+    )
+    found = {
+        (f.at.file.parent.name, f.at.line): f
+        for f in check_folder(tmp_path).findings
+        if f.rule == "gunicorn-unknown-setting"
+    }
+    assert sorted(found) == [("a", 2), ("a", 3), ("b", 2)]
+    assert found["a", 2].severity == Severity.info
+    assert "`errorlog` has that value anyway" in found["a", 2].message
+    assert found["a", 3].severity == Severity.warning
+    assert found["b", 2].severity == Severity.warning

@@ -125,3 +125,26 @@ def test_the_real_uwsgi_runs_one_worker_for_processes_1e3(tmp_path: Path) -> Non
     assert "spawned uWSGI worker 1 " in text
     assert "spawned uWSGI worker 2 " not in text
     assert "listen backlog is limited to 1 connections" in text
+
+
+def test_a_comment_after_a_value_that_changes_it_is_a_warning_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """uWSGI's ini keeps a comment written after a value as part of it (core/ini.c). Where
+    that changes what runs it is an `uwsgi-inline-comment` warning at the line: `chdir = /srv
+    # the app` is a folder named with the comment, `master = false # later` is on. A number
+    or a flag written on before the comment (`processes = 1  # Number of ...`, seen in
+    Sage-Bionetworks/schematic's uwsgi.ini; `vacuum = true # clean`) reads as meant: none."""
+    ini = tmp_path / "uwsgi.ini"
+    ini.write_text(
+        "[uwsgi]\nmodule = app:application\nhttp-socket = :8000\n"
+        "processes = 1  # Number of processes\nvacuum = true # clean\n"
+        "chdir = /srv  # the app\nmaster = false # later\n"
+        "hook-pre-app = exec:echo a ; echo b\n"
+    )
+    result = check_files([ini], machine=MACHINE, env={})
+    found = {f.at.line: f for f in result.findings if f.rule == "uwsgi-inline-comment"}
+    assert sorted(found) == [6, 7]
+    assert "`chdir` is `/srv  # the app`, the comment included" in found[6].message
+    assert found[6].fix.startswith("chdir = /srv   ")
+    assert "so `master` is on" in found[7].message

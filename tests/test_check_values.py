@@ -144,3 +144,33 @@ def test_a_backlog_fix_never_exceeds_the_somaxconn_the_deployment_declares(
     over = fixes("uwsgi.ini", "docker-compose.yml", "Dockerfile")
     assert over["backlog-over-somaxconn"].startswith("listen = 2048")
     assert "backlog-over-somaxconn" not in fixes("uwsgi.ini")  # 3000 <= this machine's 4096
+
+
+def test_a_backlog_over_somaxconn_says_what_its_own_server_does(tmp_path: Path) -> None:
+    """A waitress `backlog` in a PasteDeploy `[server:main]` above somaxconn (seen in
+    yeastgenome/SGDBackend-Nex2) is capped silently by listen(2): the finding says so in the
+    ini's own words (`backlog = 4096`), never "uWSGI refuses to start", and is info, since the
+    server runs with the smaller queue. A uWSGI `listen` above it stays a warning that says
+    uWSGI refuses to start."""
+    from servertune.check import check_files
+    from servertune.check.model import Severity
+    from servertune.machine import Machine
+
+    machine = Machine(cores=2, somaxconn=4096)
+    ini = (
+        "[app:main]\nuse = egg:myapp\n\n[server:main]\nuse = egg:waitress#main\n"
+        "host = 0.0.0.0\nport = 6543\nbacklog = 8192\nthreads = 8\n"
+    )
+    (tmp_path / "production.ini").write_text(ini)
+    found = check_files([tmp_path / "production.ini"], machine=machine, env={}).findings
+    [over] = [f for f in found if f.rule == "backlog-over-somaxconn"]
+    assert over.severity == Severity.info
+    assert "uWSGI" not in over.message
+    assert over.message.startswith("backlog 8192 is above net.core.somaxconn 4096")
+    assert "listen(2)" in over.message
+    assert over.fix.startswith("backlog = 4096")
+    (tmp_path / "uwsgi.ini").write_text("[uwsgi]\nmodule = app:application\nlisten = 8192\n")
+    found = check_files([tmp_path / "uwsgi.ini"], machine=machine, env={}).findings
+    [over] = [f for f in found if f.rule == "backlog-over-somaxconn"]
+    assert over.severity == Severity.warning
+    assert "uWSGI refuses to start" in over.message

@@ -227,9 +227,14 @@ def production_name(file: Path) -> str | None:
 def _dev_file(app: AppServer) -> Path | None:
     """The first file of the launch (the container's, the lines that start it, the script or
     config it is read from) whose name says development (`override.dev.yml`,
-    `run-django-dev.sh`); None when none does."""
+    `run-django-dev.sh`); None when none does. The config an image's own command names
+    (`CMD pserve ${INI_FILE}`, `ENV INI_FILE=development.ini`: yeastgenome/SGDBackend-Nex2)
+    is not counted: the image, in a file and stage named for no development, runs it by
+    default, which is what a deployment of the image runs."""
     files = [app.container.at.file] if app.container is not None else []
-    files += [at.file for at in app.launched_by] + [app.file]
+    files += [at.file for at in app.launched_by]
+    if app.container is not None or not app.launched_by or not is_dockerfile(files[0]):
+        files.append(app.file)
     return next((f for f in files if words_of(f.name) & DEVELOPMENT_WORDS), None)
 
 

@@ -348,9 +348,7 @@ def _static(
     values["set_in_file"] = set_in_file
     given_chdir = isinstance(found.values.get("chdir"), str) or "chdir" in flagged
     values["chdir"] = str(cfg.settings["chdir"].get()) if given_chdir else ""
-    values["misspelled"] = _flag_spelled(
-        found, KNOWN_SETTINGS, _imported_only(tree) | _read_back(tree)
-    )
+    values["misspelled"] = _misspelled(cfg, found, tree, KNOWN_SETTINGS)
     values["unknown"] = _unknown(tree, found, flagged, path, locate)
     return values
 
@@ -415,6 +413,29 @@ def _flag_spelled(
 
 
 _UNKNOWN = object()
+
+
+def _misspelled(
+    cfg: Any, found: StaticConfig, tree: ast.Module, settings: list[Any]
+) -> list[tuple[str, str, bool]]:
+    """`_flag_spelled`'s (name, setting) pairs, each with whether its value is the one the
+    setting has anyway (`_same_as_in_effect`)."""
+    spelled = _flag_spelled(found, settings, _imported_only(tree) | _read_back(tree))
+    return [(name, meant, _same_as_in_effect(cfg, found, name, meant)) for name, meant in spelled]
+
+
+def _same_as_in_effect(cfg: Any, found: StaticConfig, name: str, meant: str) -> bool:
+    """The value written under the flag's name is the one the meant setting has anyway (its
+    default, or what the file or command line set it to): `log_file = "-"` where `errorlog`
+    is `-` by default. Ignoring the name then changes nothing the server does."""
+    value = found.values.get(name, _UNKNOWN)
+    if value is _UNKNOWN:
+        return False
+    setting = cfg.settings[meant]
+    try:
+        return bool(setting.validator(value) == setting.get())
+    except Exception:  # a value gunicorn's validator refuses is not the same
+        return False
 
 
 def _plain(value: object) -> bool:
@@ -926,7 +947,8 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         reloads=Setting(True, locate("reload")[0]) if values.get("reload") else None,
         daemonizes=Setting(True, locate("daemon")[0]) if values.get("daemon") else None,
         misspelled=tuple(
-            (written, locate(written)[0], meant) for written, meant in values.get("misspelled", ())
+            (written, locate(written)[0], meant, bool(same))
+            for written, meant, same in values.get("misspelled", ())
         ),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
         chdir=str(values.get("chdir", "")),

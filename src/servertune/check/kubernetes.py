@@ -23,7 +23,7 @@ import posixpath
 import re
 import shlex
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath
@@ -1217,9 +1217,13 @@ def _asgi(
 
 
 def read_manifests(
-    path: Path, text: str, env: Mapping[str, str] | None = None
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    patched: Callable[[Path, _Node, _Node], _Node] | None = None,
 ) -> tuple[tuple[AppServer, ...], tuple[NginxConfig, ...]]:
-    """The app servers the manifests' containers start, each with its container."""
+    """The app servers the manifests' containers start, each with its container; `patched`:
+    a container as the overlays that build this file give it (`kustomize_patches`)."""
     from servertune.check.openshift_templates import fill_parameters
 
     del env  # a container's environment is the manifest's, not this shell's
@@ -1235,6 +1239,8 @@ def read_manifests(
     apps: list[AppServer] = []
     for obj in objects:
         for pod, containers, replicas, labels, name in _pods(obj):
+            if patched is not None:
+                containers = [c if c is pod else patched(path, obj, c) for c in containers]
             shared = (maps, services, routed, balanced)
             _read_pod(path, (obj, name), pod, containers, replicas, labels, shared, apps)
     return tuple(apps), ()

@@ -1,6 +1,7 @@
 """kustomize's `kustomization.yaml`: the files it names, checked to lie inside the tree.
 
-check does not build kustomizations (the manifests it reads are the files given, as written);
+check does not build kustomizations (the manifests it reads are the files given, as written,
+but for a container command every overlay patches: `kustomize_patches`);
 a kustomization's `resources`, `components`, `patches` (`path:`), `patchesStrategicMerge`,
 `patchesJson6902` (`path:`), `configMapGenerator` / `secretGenerator` (`files`, `envs`) name
 other files. None is followed, and one outside the tree check reads is said so, at its line,

@@ -437,6 +437,9 @@ class AppServer:
     #: reads `processes = 1e3` as 1, `harakiri = 2.5` as 2), as (option, value as written,
     #: the number the server takes): what runs is not what the line says.
     cut_numbers: tuple[tuple[str, Setting[str], int], ...] = ()
+    #: uWSGI options whose value keeps a comment written after it (its ini has none), where
+    #: that changes what runs, as (option, value as written, the value before the comment).
+    inline_comments: tuple[tuple[str, Setting[str], str], ...] = ()
     #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
     #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
     die_on_term: Setting[bool] | None = None
@@ -455,7 +458,7 @@ class AppServer:
     #: flag (`keep_alive` for `--keep-alive`): each as written, its line, and the setting it
     #: was likely meant for (`keepalive`). gunicorn ignores them; not settings of the launch
     #: (their lines place no chain step).
-    misspelled: tuple[tuple[str, Location, str], ...] = ()
+    misspelled: tuple[tuple[str, Location, str, bool], ...] = ()
     #: The test of the branch its script's server line sits in when that test is on the
     #: script's first argument and no file read gives it (`elif [[ "$1" = 'web-prod' ]]`
     #: with the image's CMD left to the deployment): that branch was assumed, and the launch

@@ -116,7 +116,9 @@ def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
             f"{path}: a kustomize patch ({kustomization} names it): merged into the resource "
             "it targets, not a workload of its own"
         )
-    apps, nginx = read_manifests(path, text, env)
+    from servertune.check.kustomize_patches import overlay_patched
+
+    apps, nginx = read_manifests(path, text, env, overlay_patched)
     from servertune.check.config_maps import mounted_nginx
     from servertune.check.ingress import ingress_fronts
     from servertune.check.kubernetes import image_containers

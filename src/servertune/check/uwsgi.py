@@ -674,7 +674,11 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
     command line's options, `UWSGI_*` variables), each with where it was written; a default
     points at `start`."""
     # A relative socket is made in `chdir`, which uWSGI changes to before it binds.
-    server = replace(_uwsgi_server(path, options, start), daemonizes=_daemonizes(options))
+    server = replace(
+        _uwsgi_server(path, options, start),
+        daemonizes=_daemonizes(options),
+        inline_comments=_inline_comments(options),
+    )
     return started_in(server, "")
 
 
@@ -781,6 +785,39 @@ def _cut_numbers(
         if read is not None:
             cut.append((key, Setting(value.strip(), at), read))
     return tuple(cut)
+
+
+#: A comment written after a value (`processes = 1  # workers`): uWSGI's ini reader has no
+#: such comment (core/ini.c skips a line that starts with `#` or `;`, and keeps the rest of
+#: any other line, after `=`, as the value).
+_INLINE_COMMENT = re.compile(r"\s[#;]")
+#: The values that turn a flag on whatever follows them in uWSGI's reading.
+_TRUE = frozenset({"true", "on", "yes", "1"})
+#: Options whose value is a command, a route or a format, where `#` or `;` after a space may
+#: be the value's own (a shell's `cmd1 ; cmd2`, a log format): not read as a comment.
+_COMMAND_VALUED = ("exec-", "hook-", "attach-", "smart-attach-", "route", "log-format",
+                   "logformat", "cron", "unique-cron", "legion-cron", "mule", "spooler-")  # fmt: skip
+
+
+def _inline_comments(
+    options: list[tuple[str, str, Location]],
+) -> tuple[tuple[str, Setting[str], str], ...]:
+    """Each option whose value carries a comment after it that changes what uWSGI reads, as
+    (option, value as written, the value before the comment): a text value kept with its
+    comment (`module = app.main # the app` names no module), or a flag written off and read
+    on (`master = false # no master`: `false # ...` is none of uWSGI's false words). A number
+    before the comment is what was meant (atoi stops at it): none (Sage-Bionetworks/schematic's
+    `processes = 1  # Number of ...`)."""
+    found = []
+    for key, value, at in options:
+        comment = _INLINE_COMMENT.search(value)
+        if comment is None or key.startswith(_COMMAND_VALUED):
+            continue
+        meant = value[: comment.start()].strip()
+        if not meant or re.fullmatch(r"[+-]?\d+", meant) or meant.lower() in _TRUE:
+            continue
+        found.append((key, Setting(value.strip(), at), meant))
+    return tuple(found)
 
 
 def _cheaper(last: Mapping[str, tuple[str, Location]]) -> Setting[int] | None:

@@ -77,6 +77,7 @@ RULES: dict[str, Rule] = {
         launchers.option_given_twice,
         launchers.gunicorn_unknown_setting,
         launchers.number_cut_short,
+        launchers.uwsgi_inline_comment,
         launchers.reloader_in_production,
         launchers.development_server_in_production,
         launchers.substring_not_default,

@@ -222,6 +222,40 @@ def number_cut_short(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
+@check_rule(
+    "uwsgi-inline-comment",
+    Severity.warning,
+    "a comment after a uWSGI ini value is part of the value: `module = app # x` names no module",
+    "uWSGI's ini reader (unbit/uwsgi core/ini.c, uwsgi_ini_config) skips a line only when it "
+    "starts with `#` or `;` and keeps everything after `=` on any other line, trimmed of "
+    "spaces, as the value; a flag is off only for `false`, `off`, `no` or `0` "
+    "(core/uwsgi.c: uwsgi_opt_true)",
+    kind="fault",
+)
+def uwsgi_inline_comment(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[Location] = set()
+    for app in c.apps:
+        for option, written, meant in app.inline_comments:
+            if written.at in seen:
+                continue  # one ini read by several launches
+            seen.add(written.at)
+            if meant.lower() in _FLAG_OFF:
+                what = (
+                    f"`{written.value}` is none of the words that turn it off, so `{option}` is on"
+                )
+            else:
+                what = f"`{option}` is `{written.value}`, the comment included, not `{meant}`"
+            yield rule.finding(
+                written.at,
+                f"uWSGI's ini has no comment after a value: {what}",
+                f"{option} = {meant}   (the comment on a line of its own, starting with #)",
+            )
+
+
+#: The values that turn a uWSGI flag off (uwsgi_opt_true).
+_FLAG_OFF = frozenset({"false", "off", "no", "0"})
+
+
 #: Numbers past this many digits are shown as written, never expanded.
 _DIGITS_SHOWN = 20
 
@@ -400,17 +434,27 @@ def _reloader_graded(finding: Finding, app: AppServer) -> Finding:
 def gunicorn_unknown_setting(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[object, str]] = set()
     for app in c.apps:
-        for written, at, meant in app.misspelled:
+        for written, at, meant, same in app.misspelled:
             if (at, written) in seen:
                 continue  # one config file read by several launches
             seen.add((at, written))
-            yield rule.finding(
-                at,
+            said = (
                 f"`{written}` is not a gunicorn setting (it is the `--"
                 f"{written.replace('_', '-')}` flag written as a name): gunicorn ignores "
-                f"it, so it does not set `{meant}`",
-                f"rename it to `{meant}`",
+                f"it, so it does not set `{meant}`"
             )
+            if not same:
+                yield rule.finding(at, said, f"rename it to `{meant}`")
+                continue
+            # The value is the one `meant` has anyway (`log_file = "-"`, errorlog's default
+            # `-`, seen in microsoft/sample-app-aoai-chatGPT): nothing runs otherwise, a note.
+            finding = rule.finding(
+                at,
+                f"{said}; `{meant}` has that value anyway, so nothing changes today, but a "
+                "value changed here later would be ignored",
+                f"rename it to `{meant}` (or drop the line)",
+            )
+            yield dataclasses.replace(finding, severity=Severity.info)
 
 
 @check_rule(

@@ -5,6 +5,7 @@ against the kernel's cap, and the accept lock.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from servertune.check.dependencies import uvloop_for
 from servertune.check.model import AppServer, Finding, Location, Setting, Severity
@@ -229,26 +230,41 @@ def _reused(app: AppServer, c: Context) -> bool:
 )
 def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
     machine = (c.plan.machine if c.plan else c.machine).somaxconn
-    # (setting, its name, the fix, the somaxconn it runs under)
-    settings: list[tuple[Setting[int], str, str, int]] = []
+    # (setting, its name, the fix, the somaxconn it runs under, the server's kind)
+    settings: list[tuple[Setting[int], str, str, int, str]] = []
     for app in c.apps:
         if "backlog" not in SPELLING.get(app.kind, {}) or "backlog" in app.unknown:
             continue  # no option sets it (Daphne: Twisted's 50), or only the server knows it
         somaxconn = _somaxconn(app, machine).value
         fix = f"{assignment(app, 'backlog', somaxconn)}   (or raise net.core.somaxconn)"
-        settings.append((app.backlog, spelled(app, "backlog"), fix, somaxconn))
+        settings.append((app.backlog, spelled(app, "backlog"), fix, somaxconn, app.kind))
     for nginx in c.nginx:
         fix = f"listen ... backlog={machine};"
-        settings.extend((b, "listen ... backlog", fix, machine) for b in nginx.listen_backlogs)
-    for backlog, name, fix, somaxconn in settings:
-        if backlog.value > somaxconn:
+        settings.extend(
+            (b, "listen ... backlog", fix, machine, "nginx") for b in nginx.listen_backlogs
+        )
+    for backlog, name, fix, somaxconn, kind in settings:
+        if backlog.value <= somaxconn:
+            continue
+        said = f"{name} {as_shown(backlog)} is above net.core.somaxconn {somaxconn}: "
+        if kind == "uwsgi":
+            # uWSGI compares `listen` with somaxconn itself and exits (core/socket.c).
             yield rule.finding(
                 backlog.at,
-                f"{name} {as_shown(backlog)} is above net.core.somaxconn {somaxconn}: the kernel "
-                f"silently caps the queue at {somaxconn} (uWSGI refuses to start), so the queue "
-                "this number promises does not exist",
+                said + "uWSGI refuses to start (`Listen queue size is greater than the system "
+                "max net.core.somaxconn`)",
                 fix,
             )
+            continue
+        # Every other server passes the number to listen(2), which caps it silently: the
+        # server runs with the smaller queue, so the number only misleads (info, not a fault).
+        finding = rule.finding(
+            backlog.at,
+            said + f"the kernel silently caps the queue at {somaxconn} (listen(2)), so the "
+            "queue this number promises does not exist",
+            fix,
+        )
+        yield replace(finding, severity=Severity.info)
 
 
 @check_rule(

@@ -74,11 +74,13 @@ SPELLING: dict[str, dict[str, str]] = {
     },
     # Daphne has its command line only (daphne/cli.py).
     "daphne": {"timeout": "--http-timeout"},
-    # waitress-serve's options (waitress/adjustments.py): one process, so no worker count.
+    # waitress's settings as a PasteDeploy `[server:main]` or `serve(app, **kw)` names them
+    # (waitress/adjustments.py; the command line's flags are in _FLAGS): one process, so no
+    # worker count.
     "waitress": {
-        "threads": "--threads",
-        "keepalive": "--channel-timeout",
-        "backlog": "--backlog",
+        "threads": "threads",
+        "keepalive": "channel_timeout",
+        "backlog": "backlog",
     },
 }
 
@@ -108,6 +110,12 @@ _FLAGS: dict[str, dict[str, str]] = {
         "workers": "--workers",
         "keepalive": "--keep-alive",
         "graceful": "--graceful-timeout",
+        "backlog": "--backlog",
+    },
+    # waitress-serve's options (waitress/runner.py).
+    "waitress": {
+        "threads": "--threads",
+        "keepalive": "--channel-timeout",
         "backlog": "--backlog",
     },
 }
