@@ -84,3 +84,17 @@ def test_an_upstart_emperor_runs_the_vassal_an_ansible_role_links_into_its_folde
     assert [c for c, _, _ in found] == [
         ["provision/roles/web/files/uwsgi.conf", "provision/roles/web/templates/uwsgi.ini"]
     ]
+
+
+def test_a_config_the_job_names_on_the_host_is_the_checkouts_file(tmp_path: Path) -> None:
+    """`exec uwsgi --ini /var/www/portal/deploy/uwsgi.ini` names the checkout's own
+    `deploy/uwsgi.ini` on the host: the launch reads it, as a systemd unit's command line does
+    (seen in HamWAN/hamwan-portal's `deploy/uwsgi.conf`)."""
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "uwsgi.ini").write_text("[uwsgi]\nmodule = app.wsgi\nprocesses = 4\n")
+    (tmp_path / "deploy" / "uwsgi.conf").write_text(
+        'description "uwsgi portal"\nstart on runlevel [2345]\nstop on runlevel [06]\n\n'
+        "exec uwsgi --ini /var/www/portal/deploy/uwsgi.ini\n"
+    )
+    found = chains(tmp_path)
+    assert [c for c, _, _ in found] == [["deploy/uwsgi.conf", "deploy/uwsgi.ini"]]

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from servertune.check.commands import beside
+from servertune.check.checkout import in_checkout
 from servertune.check.model import AppServer, Location, NothingToCheck, Setting
 
 __all__ = ["looks_like_upstart", "read_upstart"]
@@ -39,6 +39,7 @@ _STANZA = re.compile(
 _MAIN = re.compile(r"^[ \t]*(?:exec[ \t]+\S|script[ \t]*(?:#.*)?$)", re.M)
 _BLOCK_OPEN = re.compile(r"^[ \t]*(?:(?:pre|post)-(?:start|stop)[ \t]+)?script[ \t]*(?:#.*)?$")
 _BLOCK_END = re.compile(r"^[ \t]*end[ \t]+script[ \t]*(?:#.*)?$")
+_CHDIR = re.compile(r"^[ \t]*chdir[ \t]+(\S+)", re.M)
 _KILL_TIMEOUT = re.compile(r"^[ \t]*kill[ \t]+timeout[ \t]+(\d+)[ \t]*(?:#.*)?$")
 
 
@@ -87,7 +88,12 @@ def read_upstart(path: Path, text: str, env: Mapping[str, str] | None = None) ->
     script, main = _as_script(text)
     if main is None:
         raise NothingToCheck(f"{path}: no `exec` or `script` stanza: the job runs nothing")
-    app = read_script(path, script, env, find_config=beside(path))
+    # A file the job names on the host (`--ini /srv/app/deploy/uwsgi.ini`) is looked for in
+    # the checkout holding the job, as a systemd unit's (`checkout.in_checkout`).
+    chdir = _CHDIR.findall(text)
+    app = read_script(
+        path, script, env, find_config=in_checkout(path, chdir[-1] if chdir else "", by_name=True)
+    )
     at = Location(path, main)
     stop = _kill_timeout(path, text) or Setting(DEFAULT_KILL_TIMEOUT_S, at, default=True)
     # The signal and the SIGKILL reach the job's whole process group: a server the `script`
