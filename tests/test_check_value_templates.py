@@ -417,3 +417,75 @@ def test_cloud_foundry_nginx_buildpack_templates_are_named_as_its(tmp_path: Path
     assert "Cloud Foundry nginx buildpack" in said
     assert "ansible" not in said
     assert "`{{ EXTERNAL_ROUTE }}` (line 5)" in said
+
+
+def test_a_role_site_an_image_carries_with_its_whole_context_is_still_read(
+    tmp_path: Path,
+) -> None:
+    """An ansible role's nginx site template (`templates/default.j2`, Jinja only in values) is
+    read as nginx and fronts the role's gunicorn unit template, though a Dockerfile beside it
+    copies the whole repository (`COPY . /app`) and removes nginx's own `sites-enabled/default`:
+    the play renders the role's templates on its hosts, the container does not (seen in
+    dfirtrack/dfirtrack's ansible role)."""
+    role = tmp_path / "ansible" / "roles" / "web"
+    (role / "tasks").mkdir(parents=True)
+    (role / "tasks" / "main.yml").write_text(
+        "- template:\n    src: default.j2\n    dest: /etc/nginx/sites-available/default\n"
+    )
+    (role / "templates").mkdir()
+    (role / "templates" / "default.j2").write_text(
+        "server {\n    listen 80;\n    server_name {{ fqdn }};\n"
+        "    location / {\n        proxy_pass http://localhost:5000;\n"
+        "        proxy_read_timeout 90;\n    }\n}\n"
+    )
+    (role / "templates" / "app.service.j2").write_text(
+        "[Service]\nUser={{ user }}\n"
+        "ExecStart={{ venv }}/bin/gunicorn --workers 4 --bind localhost:5000 app.wsgi\n"
+    )
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "docker" / "Dockerfile").write_text(
+        "FROM python:3.12\nCOPY . /app\nRUN rm /etc/nginx/sites-enabled/default\n"
+        'CMD ["gunicorn", "--bind", "0.0.0.0:8000", "app.wsgi"]\n'
+    )
+    found = [(c, f) for c, f, _ in chains(tmp_path)]
+    assert (
+        ["ansible/roles/web/templates/app.service.j2"],
+        ["ansible/roles/web/templates/default.j2"],
+    ) in found
+
+
+_VASSAL = "[uwsgi]\nmodule = app.wsgi\nmaster = true\nharakiri = 60\nsocket = {{ uwsgi_socket }}\n"
+_UWSGI_SITE = (
+    "upstream django {\n    server unix:{{ uwsgi_socket }};\n}\n"
+    "server {\n    listen 80;\n    location / {\n        uwsgi_pass django;\n"
+    "        uwsgi_read_timeout 30;\n    }\n}\n"
+)
+
+
+def test_a_site_and_an_ini_with_the_same_template_socket_are_joined_by_that_name(
+    tmp_path: Path,
+) -> None:
+    """An ansible role's nginx site passing to `unix:{{ uwsgi_socket }}` and its uWSGI ini
+    binding `socket = {{ uwsgi_socket }}` name one socket, whatever value the play gives: the
+    site is the ini's front (a `joined-by-name` note says why), so its `uwsgi_read_timeout 30`
+    under `harakiri = 60` is found (seen in Cadasta/cadasta-platform's provisioning role)."""
+    templates = tmp_path / "roles" / "web" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "uwsgi.ini").write_text(_VASSAL)
+    (templates / "nginx-site").write_text(_UWSGI_SITE)
+    found = [(c, f) for c, f, _ in chains(tmp_path)]
+    assert found == [(["roles/web/templates/uwsgi.ini"], ["roles/web/templates/nginx-site"])]
+    result = check_folder(tmp_path)
+    assert any(n.kind == "joined-by-name" for n in result.notes)
+    assert any(f.rule == "app-timeout-over-read-timeout" for f in result.findings)
+
+
+def test_a_template_socket_two_servers_share_joins_neither(tmp_path: Path) -> None:
+    """Two inis binding `{{ uwsgi_socket }}` (two roles, or two environments): which one the
+    site reaches is not in the files, so it is joined to neither."""
+    for role in ("web", "api"):
+        templates = tmp_path / "roles" / role / "templates"
+        templates.mkdir(parents=True)
+        (templates / "uwsgi.ini").write_text(_VASSAL)
+    (tmp_path / "roles" / "web" / "templates" / "nginx-site").write_text(_UWSGI_SITE)
+    assert all(not f for _, f, _ in chains(tmp_path))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check import memo
+from servertune.check.ansible_vars import is_play_template
 from servertune.check.asgi_cli import child_of_run
 from servertune.check.balancers import LoadBalancer
 from servertune.check.budget import (
@@ -590,6 +591,12 @@ def _rendered_at_start(
     if any(i.holds(template, whole_context=False) is not None for i in images):
         return True
     if structured or not any(i.holds(template) is not None for i in images):
+        return False
+    if is_play_template(template):
+        # An ansible role's template that an image carries only with its whole context (the
+        # role in the repository `COPY . /app` copies) is rendered by the play on its hosts;
+        # a file naming what it installs as (`rm /etc/nginx/sites-enabled/default`) says
+        # nothing of a render at start (dfirtrack/dfirtrack).
         return False
     names = {template.name, installed_name(template.name)}
     return any(

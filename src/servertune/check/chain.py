@@ -1254,6 +1254,8 @@ def _pass_reaches(
         )
     if not reached and project is None:
         reached = _same_placeholder(server, speaking)
+    if not reached and project is None:
+        reached = _same_template_value(config, passing, server, speaking, nginx_configs)
     if not reached and project and stacks is not None:
         _port_missed(server, project, stacks, apps)
     if not reached and project is None and config.pod is None:
@@ -1401,6 +1403,56 @@ def _same_placeholder(server: Setting[str], speaking: Sequence[AppServer]) -> li
         f"{server.at}: joined to {starter(same[0])} by name: the port is the installer's "
         f"{port} on both sides (the front's loopback and the server's bind), filled with the "
         "same value when it installs them",
+    )
+    return same
+
+
+#: A pass's server written as one template value: a unix socket's path or the whole address.
+_TEMPLATE_SERVER = re.compile(r"(?:unix:)?(?P<value>\$\{\w+\})")
+
+
+def _same_template_value(
+    config: NginxConfig,
+    passing: PassTarget,
+    server: Setting[str],
+    speaking: Sequence[AppServer],
+    nginx_configs: Sequence[NginxConfig],
+) -> list[AppServer]:
+    """The one host server whose socket is written as the very template value the pass's
+    server is (nginx's `server unix:{{ uwsgi_socket }};` and uWSGI's `socket = {{
+    uwsgi_socket }}`, both templates read as their kind: the deploy tool fills both with the
+    one value it is given), with a `joined-by-name` note; none when that value is not the
+    whole socket, or when another server or another front is written with it (which is which
+    is then not in the files)."""
+    # The server's side is a template read as its kind (`uwsgi._template_sockets`); nginx
+    # has no `${name}` of its own, so the front's is a template's value too.
+    found = _TEMPLATE_SERVER.fullmatch(server.value)
+    if found is None:
+        return []
+    value = found["value"]
+    unix = server.value.startswith("unix:")
+    protocols = ("socket",) if passing.protocol == "uwsgi" else ("http-socket", "http")
+    same = [
+        a
+        for a in speaking
+        if a.container is None
+        and any(v.value == value and (k in protocols or not unix) for k, v in a.template_sockets)
+    ]
+    fronts = {
+        id(c)
+        for c in nginx_configs
+        if any(value in s.value for u in c.upstreams.values() for s in u.servers)
+        or any(value in p.target for p in (*c.passes, *c.templated_passes))
+    }
+    others = {id(config)} | fronts
+    if len(same) != 1 or len(others) != 1:
+        return []
+    note(
+        "joined-by-name",
+        server.at,
+        f"{server.at}: joined to {starter(same[0])} by name: its socket is the template value "
+        f"{value} on both sides (the front's pass and the server's socket), filled with the "
+        "same value where they are installed",
     )
     return same
 

@@ -109,11 +109,27 @@ def _ansible(base: Path) -> Iterator[Install]:
     values["role_path"] = str(base)
     playbook = base.parent.parent if base.parent.name == "roles" else base
     values["playbook_dir"] = str(playbook)
+    written: dict[str, Path | None] = {}  # each task's `dest` as written: the file it installs
+    links: list[tuple[str, str]] = []
     for tasks in _task_lists(base):
         for task in tasks:
             found = _install(base, task, values)
             if found is not None:
                 yield found
+            installed = _install(base, task, values, as_written=True)
+            if installed is not None:
+                dest = installed[0]
+                written[dest] = (
+                    installed[1] if written.get(dest, installed[1]) == installed[1] else None
+                )
+            links += _link(task, values)
+    # A link to what a task installs (`file: path=/etc/uwsgi/app.ini src="{{ app_dir }}uwsgi.ini"
+    # state=link` after `template: dest="{{ app_dir }}uwsgi.ini"`): one expression of one
+    # role's tasks names one path of the host, known or not (Cadasta/cadasta-platform).
+    for path, target in links:
+        source = written.get(target)
+        if source is not None:
+            yield path, source
 
 
 def _task_lists(base: Path) -> Iterator[Sequence[object]]:
@@ -147,8 +163,31 @@ def _nested(holder: Mapping[object, object]) -> Iterator[Sequence[object]]:
                     yield from _nested(task)
 
 
-def _install(base: Path, task: object, values: Mapping[str, str]) -> Install | None:
-    """(dest, src) of a `template`/`copy` task whose paths are literal; None otherwise."""
+def _link(task: object, values: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(the link's absolute literal path, its target as written) of a `file` task making a
+    symbolic link; none for any other task."""
+    module = next(
+        (m for m in ("file", "ansible.builtin.file") if isinstance(task, dict) and m in task), None
+    )
+    if module is None or not isinstance(task, dict):
+        return []
+    args = _arguments(task[module])
+    path = _literal(args.get("path") or args.get("dest") or args.get("name"), values)
+    target = args.get("src")
+    if str(args.get("state", "")) != "link" or path is None or not path.startswith("/"):
+        return []
+    if not isinstance(target, str) or not target:
+        return []
+    filled = _VARIABLE.sub(lambda m: values.get(m[1], m[0]), target)
+    return [(posixpath.normpath(path), posixpath.normpath(filled))]
+
+
+def _install(
+    base: Path, task: object, values: Mapping[str, str], *, as_written: bool = False
+) -> Install | None:
+    """(dest, src) of a `template`/`copy` task whose paths are literal; None otherwise. With
+    `as_written`, its `dest` as the task writes it, the values `values` gives filled and any
+    other expression kept (`{{ app_dir }}uwsgi.ini`), whatever the path it names."""
     if not isinstance(task, dict):
         return None
     module = next((m for m in _MODULES if m in task), None)
@@ -160,7 +199,11 @@ def _install(base: Path, task: object, values: Mapping[str, str]) -> Install | N
     if str(args.get("remote_src", "")).lower() in ("yes", "true", "1"):
         return None  # the host's own file, not the repository's
     src, dest = _literal(args.get("src"), values), _literal(args.get("dest"), values)
-    if src is None or dest is None or not dest.startswith("/"):
+    if as_written and src is not None and isinstance(args.get("dest"), str):
+        dest = _VARIABLE.sub(lambda m: values.get(m[1], m[0]), str(args["dest"]))
+        if dest.endswith("/"):
+            return None
+    elif src is None or dest is None or not dest.startswith("/"):
         return None
     folders = (base / _MODULES[module], base, base / "tasks")
     candidates = [Path(src)] if src.startswith("/") else [f / src for f in folders]

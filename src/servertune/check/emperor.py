@@ -14,6 +14,7 @@ from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
+from servertune.check.deploy_installs import installed_as
 from servertune.check.model import AppServer, Note
 
 __all__ = ["VASSAL_SUFFIXES", "vassals_started"]
@@ -36,6 +37,17 @@ def _tail(folder: str, file: PurePosixPath, pattern: str) -> int:
     return count
 
 
+#: The score of a config a deploy tool installs in the emperor's folder: above any tail.
+_INSTALLED = 1_000
+
+
+def _installed_in(folder: str, installed: PurePosixPath, pattern: str) -> bool:
+    """Whether the host path `installed` is a vassal of an emperor watching `folder` for
+    names matching `pattern`."""
+    wanted = PurePosixPath(folder)
+    return installed.parent == wanted and fnmatchcase(installed.name, pattern)
+
+
 def _vassals(emperor: str, apps: Sequence[AppServer]) -> list[int]:
     """The indexes of the uWSGI configs read alone (nothing starts them) that are vassals of
     an emperor watching `emperor`: those whose folder ends with the longest tail of it."""
@@ -50,6 +62,11 @@ def _vassals(emperor: str, apps: Sequence[AppServer]) -> list[int]:
         if file.suffix not in VASSAL_SUFFIXES or app.emperor is not None:
             continue
         scores[index] = _tail(folder, file, pattern)
+        installed = installed_as(app.file)
+        if installed is not None and _installed_in(folder, PurePosixPath(installed), pattern):
+            # A deploy tool installs it there (an ansible role's template, or a link to it,
+            # at `/etc/uwsgi/app.ini`): that is the vassal, above any folder's likeness.
+            scores[index] = _INSTALLED
     best = max(scores.values(), default=0)
     return [i for i, score in scores.items() if score == best and best > 0]
 

@@ -400,6 +400,11 @@ class AppServer:
     #: `socket`; every bind of a gunicorn with `protocol = "uwsgi"`): only a `uwsgi_pass`
     #: reaches a server there; an HTTP front does not.
     uwsgi_protocol: tuple[str, ...] = ()
+    #: The sockets written as one value of a template read as its kind that no file gives
+    #: (uWSGI's `socket = {{ uwsgi_socket }}`, read as `${uwsgi_socket}`), each with its
+    #: option: not known, so not in `sockets`, but a front's pass written as that same value
+    #: may be joined to it by that name (`chain`).
+    template_sockets: tuple[tuple[str, Setting[str]], ...] = ()
     #: The image's shell-form CMD / ENTRYPOINT that starts the server (`CMD gunicorn ...`),
     #: as (instruction, text): `/bin/sh -c` stays PID 1 with the server as its child. None
     #: for the exec form, `exec` in the text, or a shell that execs a lone command (bash).

@@ -438,6 +438,18 @@ def _systemd(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     return Reading(apps=(app,), files=tuple(f for _, f in loads), env_loads=loads)
 
 
+def _upstart(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.upstart import read_upstart
+
+    return Reading(apps=(read_upstart(path, text, env),))
+
+
+def _is_upstart(path: Path, text: str) -> bool:
+    from servertune.check.upstart import looks_like_upstart
+
+    return looks_like_upstart(path, text)
+
+
 def _is_systemd(path: Path, text: str) -> bool:
     from servertune.check.systemd import looks_like_systemd
     from servertune.check.systemd_sockets import looks_like_unit
@@ -732,6 +744,7 @@ READERS: Sequence[Reader] = (
     Reader("ecs", "an AWS ECS task definition (JSON, Terraform)", _is_ecs, _ecs),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("systemd", "a systemd unit (.service, .socket, .timer)", _is_systemd, _systemd),
+    Reader("upstart", "an Upstart job (/etc/init/*.conf)", _is_upstart, _upstart),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
     Reader("traefik", "a Traefik config (YAML or TOML)", _is_traefik, _traefik),
     # Before gunicorn, which claims every `.py` file.

@@ -87,6 +87,12 @@ def reading_as(readings: Mapping[Path, tuple[str, str]]) -> Iterator[None]:
         _READ_AS.reset(token)
 
 
+def read_in_place(path: Path) -> bool:
+    """Whether the run reads `path`, a template whose templating is only in values, as its
+    kind (`reading_as`)."""
+    return _key(path) in _READ_AS.get()
+
+
 def template_text(path: Path, text: str) -> str:
     """The template's own text when `text` is what `read_text(path)` gives in its place (a
     renderer of Jinja reads the template, not the run's reading of it), else `text`."""

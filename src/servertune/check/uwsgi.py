@@ -627,6 +627,24 @@ def _sockets(
     return tuple(found)
 
 
+#: A value that is one template value and nothing else (`${uwsgi_socket}`).
+_ONE_VALUE = re.compile(r"\$\{\w+\}")
+
+
+def _template_sockets(
+    options: list[tuple[str, str, Location]],
+) -> tuple[tuple[str, Setting[str]], ...]:
+    """The sockets written as one unresolved value of a template read as its kind
+    (`socket = {{ uwsgi_socket }}`), with their option."""
+    from servertune.check.source import read_in_place
+
+    return tuple(
+        (key, Setting(value.strip(), at))
+        for key, value, at in options
+        if key in _SOCKET_OPTIONS and _ONE_VALUE.fullmatch(value.strip()) and read_in_place(at.file)
+    )
+
+
 def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings uWSGI would run `path` with."""
     return read_uwsgi_files(path, text, env)[0]
@@ -678,6 +696,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         _uwsgi_server(path, options, start),
         daemonizes=_daemonizes(options),
         inline_comments=_inline_comments(options),
+        template_sockets=_template_sockets(options),
     )
     return started_in(server, "")
 
