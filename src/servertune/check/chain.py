@@ -504,7 +504,7 @@ class Stacks:
         # `app`'s service as written (libretime/libretime).
         if any(_real(r.file) == own for r in self.building(files[:1])):
             return False
-        bases = {_real(o): _real(b) for o, b in self.overlays}
+        bases = self._bases()
         defined = {(_real(s.file), s.name) for s in self.services}
         for runner in runners:
             there = _real(runner.file)
@@ -512,7 +512,40 @@ class Stacks:
                 return True
             if bases.get(own) == there and (own, runner.name) in defined:
                 return True
-        return False
+        return all(self._sibling_overlays(_real(r.file), own) for r in runners)
+
+    def labelled_away(self, compose: Path, app: AppServer) -> bool:
+        """Whether the Traefik labels of the compose file `compose` are set by an overlay of a
+        base that `app`'s launch merges with another overlay (`_sibling_overlays`): the labels
+        are in that other merge's project only. Seen in uwcirg/truenth-portal."""
+        box = app.container
+        if box is None or box.platform != "compose":
+            return False
+        return self._sibling_overlays(_real(compose), _real(box.at.file))
+
+    def _bases(self) -> dict[str, str]:
+        """Each overlay's base file (labelled ones, and the default `compose.override.yaml`
+        of a base beside it), as real paths."""
+        bases = {_real(o): _real(b) for o, b in self.overlays}
+        for service in self.services:
+            if service.file.name.lower() not in _COMPOSE_OVERRIDES:
+                continue
+            beside = [
+                s.file
+                for s in self.services
+                if s.file.parent == service.file.parent and s.file.name.lower() in _COMPOSE_BASES
+            ]
+            if beside:
+                bases.setdefault(_real(service.file), _real(beside[0]))
+        return bases
+
+    def _sibling_overlays(self, there: str, own: str) -> bool:
+        """Whether `there` and `own` are two different overlays of one base: each merge
+        (`-f base -f overlay`) is a project of its own, so what one overlay mounts or labels
+        runs beside the other's services in no merge the files read."""
+        bases = self._bases()
+        base = bases.get(there)
+        return there != own and base is not None and bases.get(own) == base
 
     def _mounting_configs(self, files: Sequence[Path]) -> tuple[Service, ...]:
         """The services that mount one of `files` or a folder of configs holding it, not the
@@ -1641,6 +1674,8 @@ def link_balancers(
                 _unknown_balancer_host(at, apps, project, stacks, held)
             for app in reached:
                 if not _answers_http(app, server.value):
+                    continue
+                if stacks is not None and stacks.labelled_away(balancer.file, app):
                     continue
                 links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn, pool=pool))
     return links
