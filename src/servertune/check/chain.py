@@ -1271,6 +1271,8 @@ def _pass_reaches(
     upstream) when its host is a name or variable nothing read answers to."""
     apps, nginx_configs = run
     front = config.files or (config.file,)
+    if project is None and _several_projects(server, apps, stacks, front):
+        return []
     reached = _reached(server.value, speaking, project, stacks, front)
     if config.pod is not None:
         # A pod's nginx reaches a socket file of its own pod's containers only (a
@@ -1295,6 +1297,35 @@ def _pass_reaches(
     if not reached and project != frozenset():
         _hold_unknown(config, passing, server, speaking, project, stacks, held, candidates)
     return reached
+
+
+def _several_projects(
+    server: Setting[str], apps: list[AppServer], stacks: Stacks | None, front: Sequence[Path]
+) -> bool:
+    """Whether a host name, from a front no compose project places (no service mounts or
+    builds it, none beside it), is a service of several compose projects that run apart
+    (`docker-compose.full.yml`'s uWSGI `web-api`, `docker-compose.e2e.yml`'s gunicorn one):
+    Docker's DNS answers the name of the front's own project only, and nothing says which
+    that is, so no candidate is joined (never a silent pick) and a `not-followed` note names
+    them. Seen in cernanalysispreservation/analysispreservation.cern.ch."""
+    name = _host_name(server.value)
+    if stacks is None or name is None:
+        return False
+    reached = _reached(server.value, apps, None, stacks, front)
+    boxes = [a for a in reached if a.container is not None and a.container.platform == "compose"]
+    projects = {stacks.project(a.container.at.file) for a in boxes}  # type: ignore[union-attr]
+    if len(projects) < 2:
+        return False
+    files = sorted({str(min(p)) for p in projects})
+    note(
+        "not-followed",
+        server.at,
+        f"{server.at}: not followed: {server.value!r} names compose service {name!r} of "
+        f"{len(projects)} compose projects that run apart ({', '.join(files)}), and no file "
+        "places this front in one of them (a service mounting it, an image copying it): not "
+        f"joined (candidates: {', '.join(starter(a) for a in boxes)})",
+    )
+    return True
 
 
 def _port_missed(
