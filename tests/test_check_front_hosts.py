@@ -460,8 +460,6 @@ def test_a_host_that_services_of_several_compose_projects_answer_to_joins_none(
     assert all(found == [] for found in fronts(root).values())
     said = [n.message for n in check_folder(root).notes if n.kind == "not-followed"]
     assert any(
-        "web-api:5000" in m
-        and "docker-compose.full.yml" in m
-        and "docker-compose.e2e.yml" in m
+        "web-api:5000" in m and "docker-compose.full.yml" in m and "docker-compose.e2e.yml" in m
         for m in said
     ), said

@@ -556,9 +556,7 @@ def test_a_front_mounted_by_one_overlay_fronts_the_launch_of_that_overlays_merge
         "    command: gunicorn --timeout {timeout} -b :8000 app:app\n"
         "  web:\n    volumes:\n      - ./conf/{env}.nginx.conf:/etc/nginx/conf.d/default.conf\n"
     )
-    files = {
-        f"conf/{env}.nginx.conf": site for env in ("production", "staging", "local")
-    }
+    files = {f"conf/{env}.nginx.conf": site for env in ("production", "staging", "local")}
     root = write(
         tmp_path / "library",
         {
