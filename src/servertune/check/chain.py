@@ -1271,9 +1271,12 @@ def _pass_reaches(
     upstream) when its host is a name or variable nothing read answers to."""
     apps, nginx_configs = run
     front = config.files or (config.file,)
-    if project is None and _several_projects(server, apps, stacks, front):
+    nearest = _nearest_project(server, apps, stacks, front) if project is None else None
+    if nearest == frozenset():
         return []
     reached = _reached(server.value, speaking, project, stacks, front)
+    if nearest is not None and stacks is not None:
+        reached = [a for a in reached if _of_project(a, stacks) in (None, nearest)]
     if config.pod is not None:
         # A pod's nginx reaches a socket file of its own pod's containers only (a
         # server read alone, whose container is not known, is not ruled out).
@@ -1299,24 +1302,50 @@ def _pass_reaches(
     return reached
 
 
-def _several_projects(
+def _of_project(app: AppServer, stacks: Stacks) -> frozenset[Path] | None:
+    """The compose project `app` runs in; None outside compose."""
+    box = app.container
+    if box is None or box.platform != "compose":
+        return None
+    return stacks.project(box.at.file)
+
+
+def _nearest_project(
     server: Setting[str], apps: list[AppServer], stacks: Stacks | None, front: Sequence[Path]
-) -> bool:
-    """Whether a host name, from a front no compose project places (no service mounts or
-    builds it, none beside it), is a service of several compose projects that run apart
+) -> frozenset[Path] | None:
+    """For a host name from a front no compose project places (no service mounts or builds
+    it, none beside it) that services of several compose projects running apart answer to
     (`docker-compose.full.yml`'s uWSGI `web-api`, `docker-compose.e2e.yml`'s gunicorn one):
-    Docker's DNS answers the name of the front's own project only, and nothing says which
-    that is, so no candidate is joined (never a silent pick) and a `not-followed` note names
-    them. Seen in cernanalysispreservation/analysispreservation.cern.ch."""
+    the project whose compose file sits in the deepest folder holding the front (dev/'s for
+    dev/nginx/site.conf), the front's nearest; with no single nearest one, empty, after a
+    `not-followed` note naming the candidates: Docker's DNS answers the names of the front's
+    own project only, and nothing says which that is, so none is joined (never a silent
+    pick). None when the name is one project's or none's. Seen in
+    cernanalysispreservation/analysispreservation.cern.ch."""
     name = _host_name(server.value)
-    if stacks is None or name is None:
-        return False
+    if stacks is None or name is None or not front:
+        return None
     reached = _reached(server.value, apps, None, stacks, front)
-    boxes = [a for a in reached if a.container is not None and a.container.platform == "compose"]
-    projects = {stacks.project(a.container.at.file) for a in boxes}  # type: ignore[union-attr]
+    boxes = [a for a in reached if _of_project(a, stacks) is not None]
+    projects = {_of_project(a, stacks) for a in boxes} - {None}
     if len(projects) < 2:
-        return False
-    files = sorted({str(min(p)) for p in projects})
+        return None
+    where = os.path.realpath(front[0])
+
+    def depth(project: frozenset[Path]) -> int:
+        holding = [
+            len(Path(folder).parts)
+            for folder in (os.path.realpath(f.parent) for f in project)
+            if where.startswith(folder + os.sep)
+        ]
+        return max(holding, default=-1)
+
+    depths = {p: depth(p) for p in projects if p is not None}
+    deepest = max(depths.values())
+    nearest = [p for p, d in depths.items() if d == deepest]
+    if deepest >= 0 and len(nearest) == 1:
+        return nearest[0]
+    files = sorted({min(p).name for p in depths})
     note(
         "not-followed",
         server.at,
@@ -1325,7 +1354,7 @@ def _several_projects(
         "places this front in one of them (a service mounting it, an image copying it): not "
         f"joined (candidates: {', '.join(starter(a) for a in boxes)})",
     )
-    return True
+    return frozenset()
 
 
 def _port_missed(
