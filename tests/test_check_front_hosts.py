@@ -432,3 +432,34 @@ def test_a_set_host_whose_service_runs_an_image_built_elsewhere_says_so(tmp_path
     ] == [(5, True)]
     assert "api/Dockerfile:2" in said[0].message
     assert "ee/api/Dockerfile:2" in said[0].message
+
+
+def test_a_host_that_services_of_several_compose_projects_answer_to_joins_none(
+    tmp_path: Path,
+) -> None:
+    """nginx/site.conf's `upstream api_server { server web-api:5000; }`, a config no compose
+    service mounts or builds, while docker-compose.full.yml (uWSGI) and docker-compose.e2e.yml
+    (gunicorn), each runnable alone, both define `web-api` (as seen in
+    cernanalysispreservation/analysispreservation.cern.ch): nothing says which project's
+    nginx this is, so neither server is joined (never a silent pick) and a not-followed note
+    names both candidates."""
+    api = "services:\n  web-api:\n    build: .\n    command: {command}\n"
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n",
+            "docker-compose.full.yml": api.format(
+                command="uwsgi --socket 0.0.0.0:5000 --module app.wsgi --master"
+            ),
+            "docker-compose.e2e.yml": api.format(command="gunicorn -b 0.0.0.0:5000 app.wsgi"),
+            "nginx/site.conf": "upstream api_server { server web-api:5000; }\n"
+            "server {\n  listen 80;\n  location / { uwsgi_pass api_server; include uwsgi_params; }\n"
+            "  location /e2e/ { proxy_pass http://api_server; }\n}\n",
+        },
+    )
+    assert all(found == [] for found in fronts(root).values())
+    said = [n.message for n in check_folder(root).notes if n.kind == "not-followed"]
+    assert any(
+        "web-api:5000" in m and "docker-compose.full.yml" in m and "docker-compose.e2e.yml" in m
+        for m in said
+    ), said

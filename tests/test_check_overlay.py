@@ -539,3 +539,80 @@ def test_a_merge_key_in_the_base_is_flattened_before_the_overlay_merges(tmp_path
         },
     )
     assert from_file(check(root), "docker-compose.override.yml") == [("web", 4, False)]
+
+
+def test_a_front_mounted_by_one_overlay_fronts_the_launch_of_that_overlays_merge_only(
+    tmp_path: Path,
+) -> None:
+    """docker-compose.production.yml, .staging.yml and .override.yml each complete the base
+    file's app and each bind-mount their own nginx config into the base's `web` (as seen in
+    WikipediaLibrary/TWLight): `-f base -f production` runs production's nginx in front of
+    production's gunicorn, never staging's or the local override's, so each gunicorn is
+    behind its own overlay's front only (a local `--timeout 300` is never judged against the
+    production nginx)."""
+    site = "server { listen 80; location / { proxy_pass http://app:8000; } }\n"
+    overlay = (
+        "services:\n  app:\n    image: acme/app:{env}\n"
+        "    command: gunicorn --timeout {timeout} -b :8000 app:app\n"
+        "  web:\n    volumes:\n      - ./conf/{env}.nginx.conf:/etc/nginx/conf.d/default.conf\n"
+    )
+    files = {f"conf/{env}.nginx.conf": site for env in ("production", "staging", "local")}
+    root = write(
+        tmp_path / "library",
+        {
+            **files,
+            "docker-compose.yml": "services:\n  app:\n    build: .\n"
+            "    command: gunicorn -b :8000 app:app\n"
+            "  web:\n    image: nginx:1.27\n    depends_on: [app]\n",
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n",
+            "docker-compose.production.yml": overlay.format(env="production", timeout=30),
+            "docker-compose.staging.yml": overlay.format(env="staging", timeout=30),
+            "docker-compose.override.yml": overlay.format(env="local", timeout=300),
+        },
+    )
+    result = check(root)
+    fronts = {
+        launch.app.container.at.file.name if launch.app.container else "": {
+            at.file.name for at in launch.fronts
+        }
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert fronts == {
+        "docker-compose.yml": set(),
+        "docker-compose.production.yml": {"production.nginx.conf"},
+        "docker-compose.staging.yml": {"staging.nginx.conf"},
+        "docker-compose.override.yml": {"local.nginx.conf"},
+    }
+
+
+def test_traefik_labels_of_one_overlay_front_the_launch_of_that_overlays_merge_only(
+    tmp_path: Path,
+) -> None:
+    """docker/docker-compose.traefik-ingress.yaml sets Traefik labels on the base's `web`,
+    docker/docker-compose.static-ingress.yaml publishes its port instead (as seen in
+    uwcirg/truenth-portal): the two are other deployments of the base, so Traefik fronts the
+    launch of the traefik-ingress merge and never the static-ingress one."""
+    root = write(
+        tmp_path / "portal",
+        {
+            "docker/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n"
+            'CMD ["gunicorn", "--bind", "0.0.0.0:8008", "wsgi:application"]\n',
+            "docker/docker-compose.yaml": "services:\n  web:\n    build:\n"
+            "      context: ..\n      dockerfile: docker/Dockerfile\n",
+            "docker/docker-compose.static-ingress.yaml": "services:\n  web:\n"
+            "    ports:\n      - 127.0.0.1:8080:8008\n",
+            "docker/docker-compose.traefik-ingress.yaml": "services:\n  web:\n    labels:\n"
+            "      - traefik.enable=true\n"
+            "      - traefik.http.routers.portal.rule=Host(`portal.example.org`)\n"
+            "      - traefik.http.services.portal.loadbalancer.server.port=8008\n",
+        },
+    )
+    result = check(root)
+    fronts = {
+        launch.app.container.at.file.name if launch.app.container else "": {
+            at.file.name for at in launch.fronts
+        }
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert fronts.get("docker-compose.static-ingress.yaml", set()) == set()
+    assert fronts["docker-compose.traefik-ingress.yaml"] == {"docker-compose.traefik-ingress.yaml"}

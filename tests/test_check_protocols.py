@@ -79,3 +79,27 @@ def test_nginx_uwsgi_pass_to_a_real_uwsgi_http_router_fails(tmp_path: Path) -> N
         assert http_get(app).endswith(b"ok")
         status = http_get(front).split(b"\r\n", 1)[0]
         assert status in (b"HTTP/1.1 502 Bad Gateway", b"HTTP/1.1 504 Gateway Time-out")
+
+
+def test_a_location_whose_last_pass_is_proxy_pass_speaks_http_not_uwsgi(tmp_path: Path) -> None:
+    """A location holding `uwsgi_pass` and then `proxy_pass http://` to the same uWSGI
+    `http-socket` (as seen in Cloud-CV/Fabrik): each pass sets the location's one content
+    handler and nginx keeps the last one read, so the location speaks HTTP to an HTTP socket:
+    no warning; with the two the other way round the uwsgi_pass wins and is warned at."""
+    site = (
+        "server {\n    listen 80;\n    location / {\n        include uwsgi_params;\n"
+        "        {first}\n        {last}\n    }\n}\n"
+    )
+    uwsgi = "uwsgi_pass 127.0.0.1:8080;"
+    proxy = "proxy_pass http://127.0.0.1:8080;"
+    ini = "[uwsgi]\nhttp-socket = :8080\nmaster = true\nmodule = app\n"
+    root = write(
+        tmp_path / "http-last",
+        {"nginx.conf": site.replace("{first}", uwsgi).replace("{last}", proxy), "uwsgi.ini": ini},
+    )
+    assert _rule(root) == []
+    other = write(
+        tmp_path / "uwsgi-last",
+        {"nginx.conf": site.replace("{first}", proxy).replace("{last}", uwsgi), "uwsgi.ini": ini},
+    )
+    assert _rule(other) == ["nginx.conf:6"]

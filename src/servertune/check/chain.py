@@ -504,7 +504,7 @@ class Stacks:
         # `app`'s service as written (libretime/libretime).
         if any(_real(r.file) == own for r in self.building(files[:1])):
             return False
-        bases = {_real(o): _real(b) for o, b in self.overlays}
+        bases = self._bases()
         defined = {(_real(s.file), s.name) for s in self.services}
         for runner in runners:
             there = _real(runner.file)
@@ -512,7 +512,40 @@ class Stacks:
                 return True
             if bases.get(own) == there and (own, runner.name) in defined:
                 return True
-        return False
+        return all(self._sibling_overlays(_real(r.file), own) for r in runners)
+
+    def labelled_away(self, compose: Path, app: AppServer) -> bool:
+        """Whether the Traefik labels of the compose file `compose` are set by an overlay of a
+        base that `app`'s launch merges with another overlay (`_sibling_overlays`): the labels
+        are in that other merge's project only. Seen in uwcirg/truenth-portal."""
+        box = app.container
+        if box is None or box.platform != "compose":
+            return False
+        return self._sibling_overlays(_real(compose), _real(box.at.file))
+
+    def _bases(self) -> dict[str, str]:
+        """Each overlay's base file (labelled ones, and the default `compose.override.yaml`
+        of a base beside it), as real paths."""
+        bases = {_real(o): _real(b) for o, b in self.overlays}
+        for service in self.services:
+            if service.file.name.lower() not in _COMPOSE_OVERRIDES:
+                continue
+            beside = [
+                s.file
+                for s in self.services
+                if s.file.parent == service.file.parent and s.file.name.lower() in _COMPOSE_BASES
+            ]
+            if beside:
+                bases.setdefault(_real(service.file), _real(beside[0]))
+        return bases
+
+    def _sibling_overlays(self, there: str, own: str) -> bool:
+        """Whether `there` and `own` are two different overlays of one base: each merge
+        (`-f base -f overlay`) is a project of its own, so what one overlay mounts or labels
+        runs beside the other's services in no merge the files read."""
+        bases = self._bases()
+        base = bases.get(there)
+        return there != own and base is not None and bases.get(own) == base
 
     def _mounting_configs(self, files: Sequence[Path]) -> tuple[Service, ...]:
         """The services that mount one of `files` or a folder of configs holding it, not the
@@ -1238,7 +1271,12 @@ def _pass_reaches(
     upstream) when its host is a name or variable nothing read answers to."""
     apps, nginx_configs = run
     front = config.files or (config.file,)
+    nearest = _nearest_project(server, apps, stacks, front) if project is None else None
+    if nearest == frozenset():
+        return []
     reached = _reached(server.value, speaking, project, stacks, front)
+    if nearest is not None and stacks is not None:
+        reached = [a for a in reached if _of_project(a, stacks) in (None, nearest)]
     if config.pod is not None:
         # A pod's nginx reaches a socket file of its own pod's containers only (a
         # server read alone, whose container is not known, is not ruled out).
@@ -1264,6 +1302,61 @@ def _pass_reaches(
     if not reached and project != frozenset():
         _hold_unknown(config, passing, server, speaking, project, stacks, held, candidates)
     return reached
+
+
+def _of_project(app: AppServer, stacks: Stacks) -> frozenset[Path] | None:
+    """The compose project `app` runs in; None outside compose."""
+    box = app.container
+    if box is None or box.platform != "compose":
+        return None
+    return stacks.project(box.at.file)
+
+
+def _nearest_project(
+    server: Setting[str], apps: list[AppServer], stacks: Stacks | None, front: Sequence[Path]
+) -> frozenset[Path] | None:
+    """For a host name from a front no compose project places (no service mounts or builds
+    it, none beside it) that services of several compose projects running apart answer to
+    (`docker-compose.full.yml`'s uWSGI `web-api`, `docker-compose.e2e.yml`'s gunicorn one):
+    the project whose compose file sits in the deepest folder holding the front (dev/'s for
+    dev/nginx/site.conf), the front's nearest; with no single nearest one, empty, after a
+    `not-followed` note naming the candidates: Docker's DNS answers the names of the front's
+    own project only, and nothing says which that is, so none is joined (never a silent
+    pick). None when the name is one project's or none's. Seen in
+    cernanalysispreservation/analysispreservation.cern.ch."""
+    name = _host_name(server.value)
+    if stacks is None or name is None or not front:
+        return None
+    reached = _reached(server.value, apps, None, stacks, front)
+    boxes = [a for a in reached if _of_project(a, stacks) is not None]
+    projects = {_of_project(a, stacks) for a in boxes} - {None}
+    if len(projects) < 2:
+        return None
+    where = os.path.realpath(front[0])
+
+    def depth(project: frozenset[Path]) -> int:
+        holding = [
+            len(Path(folder).parts)
+            for folder in (os.path.realpath(f.parent) for f in project)
+            if where.startswith(folder + os.sep)
+        ]
+        return max(holding, default=-1)
+
+    depths = {p: depth(p) for p in projects if p is not None}
+    deepest = max(depths.values())
+    nearest = [p for p, d in depths.items() if d == deepest]
+    if deepest >= 0 and len(nearest) == 1:
+        return nearest[0]
+    files = sorted({min(p).name for p in depths})
+    note(
+        "not-followed",
+        server.at,
+        f"{server.at}: not followed: {server.value!r} names compose service {name!r} of "
+        f"{len(projects)} compose projects that run apart ({', '.join(files)}), and no file "
+        "places this front in one of them (a service mounting it, an image copying it): not "
+        f"joined (candidates: {', '.join(starter(a) for a in boxes)})",
+    )
+    return frozenset()
 
 
 def _port_missed(
@@ -1693,6 +1786,8 @@ def link_balancers(
                 _unknown_balancer_host(at, apps, project, stacks, held)
             for app in reached:
                 if not _answers_http(app, server.value):
+                    continue
+                if stacks is not None and stacks.labelled_away(balancer.file, app):
                     continue
                 links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn, pool=pool))
     return links

@@ -747,8 +747,9 @@ def _walk_locations(
     versions = [n for n in block if n.directive == "proxy_http_version" and n.args]
     http11 = versions[-1].args[0] == "1.1" if versions else http11
     root = _root(block, root)
+    handler = _content_handler(block)
     for node in block:
-        if node.directive in ("proxy_pass", "uwsgi_pass") and node.args:
+        if node.directive in ("proxy_pass", "uwsgi_pass") and node.args and node is handler:
             http = node.directive == "proxy_pass"
             found = PassTarget(
                 "http" if http else "uwsgi",
@@ -773,6 +774,16 @@ def _walk_locations(
             _walk_locations(
                 passes, node.block, proxy, uwsgi, http11, sends, inner, templated, nginx_names, root
             )
+
+
+def _content_handler(block: list[_Node]) -> _Node | None:
+    """The pass that answers a block's requests: the last of its passing directives. Each
+    (`uwsgi_pass`, `proxy_pass`, `fastcgi_pass`...) sets the location's one content handler
+    (`clcf->handler` of ngx_http_core_module) as nginx reads it, and each module refuses only a
+    second pass of its own ("is duplicate"), so `uwsgi_pass app; proxy_pass http://app;` in
+    one location speaks HTTP: the uwsgi_pass is overwritten. Seen in Cloud-CV/Fabrik."""
+    passing = [n for n in block if n.directive in _PASSING and n.args]
+    return passing[-1] if passing else None
 
 
 def _with_set_values(nodes: list[_Node], sets: dict[str, str]) -> list[_Node]:
