@@ -165,6 +165,27 @@ def test_cloud_foundry_manifest_runs_its_command_in_its_path(tmp_path: Path) -> 
     assert (app.workers.value, [s.value for s in app.sockets]) == (3, ["0.0.0.0:8080"])
 
 
+def test_cloud_foundry_command_script_is_found_in_the_app_root_above_the_manifest(
+    tmp_path: Path,
+) -> None:
+    """With no `path:`, a manifest's `command: bash cf.sh` runs in the folder `cf push` sends
+    (`cf push -f manifests/prod.yml` from the repository's root): a script the command names
+    that is not beside the manifest but at the root is followed there, not called "starts no
+    server"; gunicorn with no bind listens on CF's PORT. (Seen in 18F/calc.)"""
+    write(
+        tmp_path,
+        {
+            "manifests/prod.yml": "applications:\n- name: shop\n  command: bash cf.sh\n",
+            "cf.sh": "#!/bin/bash\nset -e\nexec gunicorn shop.wsgi:application\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    app = on_platform(result, "cloudfoundry")
+    assert app.file.name == "cf.sh"
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
+
+
 def test_platform_file_is_read_not_refused_and_bad_toml_is_one_error_line(
     tmp_path: Path,
 ) -> None:

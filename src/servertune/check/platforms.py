@@ -761,6 +761,28 @@ def _cf_instances(count: _Node) -> Setting[int] | None:
     return Setting(int(count.number("instances") or 1), count.at)
 
 
+def _cf_app_root(path: Path, command: str) -> Path:
+    """The folder an application with no `path:` is pushed from: `cf push` sends the folder
+    it runs in (https://docs.cloudfoundry.org/devguide/deploy-apps/manifest-attributes.html#path),
+    the manifest's own or, for `cf push -f manifests/prod.yml`, one above it. The manifest's
+    folder unless a file the command names (`bash cf.sh`, `./bin/start.sh`) is not there but
+    is in a folder above it, within the tree read: the nearest such folder."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return path.parent
+    named = [w for w in words if not w.startswith(("-", "$", "/")) and ("/" in w or "." in w)]
+    if not named or any((path.parent / w).is_file() for w in named):
+        return path.parent
+    top = resolve.root()
+    for folder in path.parent.parents:
+        if top is None or not folder.resolve().is_relative_to(top):
+            break
+        if any((folder / w).is_file() for w in named):
+            return folder
+    return path.parent
+
+
 def _cloudfoundry(
     path: Path, text: str, env: Mapping[str, str] | None, follow: FollowWords | None
 ) -> tuple[AppServer, ...]:
@@ -769,7 +791,12 @@ def _cloudfoundry(
     for application in root.each("applications"):
         name = _text(application.get("name")) or "app"
         folder_node = application.get("path")
-        folder = path.parent / (_text(folder_node) or ".") if folder_node else path.parent
+        command = application.get("command")
+        folder = (
+            path.parent / (_text(folder_node) or ".")
+            if folder_node
+            else _cf_app_root(path, _text(command) or "" if command is not None else "")
+        )
         environment: dict[str, str] = {}
         env_at: dict[str, Location] = {}
         variables = application.get("env")
@@ -778,7 +805,6 @@ def _cloudfoundry(
                 environment[key] = value.text() or ""
                 env_at[key] = value.at
         environment = {"PORT": CLOUDFOUNDRY_PORT, **environment, **(env or {})}
-        command = application.get("command")
         web = next(
             (p for p in application.each("processes") if _text(p.get("type")) == "web"), None
         )
