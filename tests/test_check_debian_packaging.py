@@ -65,7 +65,7 @@ def test_a_units_init_script_from_debian_packaging_starts_each_daemonized_uwsgi(
     walk = discover(tmp_path)
     result = check_files(list(walk.files), machine=MACHINE, discovered=[walk])
     started = sorted(
-        (a.config_file.file.name, a.workers.value, [at.file.name for at in a.launched_by][0])
+        (a.config_file.file.name, a.workers.value, a.launched_by[0].file.name)
         for a in result.apps
         if a.config_file is not None
     )
