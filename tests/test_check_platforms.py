@@ -186,6 +186,28 @@ def test_cloud_foundry_command_script_is_found_in_the_app_root_above_the_manifes
     assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
 
 
+def test_heroku_yml_gunicorn_with_no_bind_listens_on_the_dynos_port_not_8000(
+    tmp_path: Path,
+) -> None:
+    """heroku.yml's `run.web` gunicorn with no `--bind`, in the image `build.docker.web`
+    builds, listens on `0.0.0.0:$PORT`, since Heroku sets PORT for every web dyno and gunicorn's
+    default bind then follows it: not 127.0.0.1:8000, and no address is claimed, since the port
+    is Heroku's pick. (Seen in pangeo-forge/pangeo-forge-orchestrator.)"""
+    write(
+        tmp_path,
+        {
+            "heroku.yml": "build:\n  docker:\n    web: Dockerfile.heroku\nrun:\n"
+            "  web: gunicorn -w 2 shop.wsgi\n",
+            "Dockerfile.heroku": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    app = on_platform(result, "heroku")
+    assert app.sockets == ()
+    assert any("0.0.0.0:$PORT" in word.value for word in app.unresolved)
+
+
 def test_platform_file_is_read_not_refused_and_bad_toml_is_one_error_line(
     tmp_path: Path,
 ) -> None:

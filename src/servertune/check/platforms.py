@@ -710,6 +710,8 @@ def _heroku_web(
 ) -> AppServer | None:
     """heroku.yml's web process: `run.web` (a string, or `command:` a list), in the image
     `build.docker.web` builds; else that image's own command; else the Procfile's web."""
+    from servertune.check.procfile import on_platform_port
+
     root = _yaml_root(path, text)
     dockerfile_node = root.get("build", "docker", "web")
     run = root.get("run", "web")
@@ -726,15 +728,20 @@ def _heroku_web(
         target = _text(dockerfile_node.get("target")) or None
         dockerfile_node = dockerfile_node.get("dockerfile")
     dockerfile_name = _text(dockerfile_node) if dockerfile_node is not None else None
+    found: AppServer | None
     if dockerfile_name:
         dockerfile = path.parent / dockerfile_name
         # A `run` string is run by `/bin/sh -c` (a list is the exec form).
-        return _image(
+        found = _image(
             path, dockerfile, path.parent, cmd, env, env_at, target=target, shell=run_by_shell
         )
-    if cmd is not None and cmd.text:
-        return _command(path, cmd, path.parent, env, env_at, follow)
-    return _procfile_web(path, path.parent, env, follow, env_at)
+    elif cmd is not None and cmd.text:
+        found = _command(path, cmd, path.parent, env, env_at, follow)
+    else:
+        return _procfile_web(path, path.parent, env, follow, env_at)
+    # Heroku sets PORT for every web dyno, a container's too, to a port it picks: gunicorn
+    # with no bind listens on `0.0.0.0:$PORT`, as under a Procfile.
+    return on_platform_port(found, cmd.at if cmd is not None else Location(path)) if found else None
 
 
 # --- Cloud Foundry --------------------------------------------------------------------------
