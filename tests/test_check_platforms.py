@@ -165,6 +165,49 @@ def test_cloud_foundry_manifest_runs_its_command_in_its_path(tmp_path: Path) -> 
     assert (app.workers.value, [s.value for s in app.sockets]) == (3, ["0.0.0.0:8080"])
 
 
+def test_cloud_foundry_command_script_is_found_in_the_app_root_above_the_manifest(
+    tmp_path: Path,
+) -> None:
+    """With no `path:`, a manifest's `command: bash cf.sh` runs in the folder `cf push` sends
+    (`cf push -f manifests/prod.yml` from the repository's root): a script the command names
+    that is not beside the manifest but at the root is followed there, not called "starts no
+    server"; gunicorn with no bind listens on CF's PORT. (Seen in 18F/calc.)"""
+    write(
+        tmp_path,
+        {
+            "manifests/prod.yml": "applications:\n- name: shop\n  command: bash cf.sh\n",
+            "cf.sh": "#!/bin/bash\nset -e\nexec gunicorn shop.wsgi:application\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    app = on_platform(result, "cloudfoundry")
+    assert app.file.name == "cf.sh"
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
+
+
+def test_heroku_yml_gunicorn_with_no_bind_listens_on_the_dynos_port_not_8000(
+    tmp_path: Path,
+) -> None:
+    """heroku.yml's `run.web` gunicorn with no `--bind`, in the image `build.docker.web`
+    builds, listens on `0.0.0.0:$PORT`, since Heroku sets PORT for every web dyno and gunicorn's
+    default bind then follows it: not 127.0.0.1:8000, and no address is claimed, since the port
+    is Heroku's pick. (Seen in pangeo-forge/pangeo-forge-orchestrator.)"""
+    write(
+        tmp_path,
+        {
+            "heroku.yml": "build:\n  docker:\n    web: Dockerfile.heroku\nrun:\n"
+            "  web: gunicorn -w 2 shop.wsgi\n",
+            "Dockerfile.heroku": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    app = on_platform(result, "heroku")
+    assert app.sockets == ()
+    assert any("0.0.0.0:$PORT" in word.value for word in app.unresolved)
+
+
 def test_platform_file_is_read_not_refused_and_bad_toml_is_one_error_line(
     tmp_path: Path,
 ) -> None:

@@ -703,11 +703,15 @@ _DAEMON_PROGRAM = ("--startas", "-a", "--exec", "-x")
 def _daemon_started(words: Sequence[Word]) -> list[Word]:
     """The command `start-stop-daemon --start ... --exec PROGRAM -- ARGS` (Debian's helper
     of SysV init scripts) runs: the program `--startas` (else `--exec`) names, with the
-    words after `--`; nothing for another action (`--stop`)."""
+    words after `--`; nothing for another action (`--stop`) or a dry run (`--test`)."""
     texts = [w.text for w in words]
     cut = texts.index("--") if "--" in texts else len(texts)
     own = texts[1:cut]
     if not any(t in ("--start", "-S") or t.startswith("-S") for t in own):
+        return []
+    if any(t in ("--test", "-t") for t in own):
+        # start-stop-daemon(8): `--test` prints what it would do and starts nothing (an init
+        # script's "already running?" probe before the real start line).
         return []
     for option in _DAEMON_PROGRAM:
         for index, text in enumerate(own):
@@ -1588,6 +1592,7 @@ def read_command(
         app = replace(app, reloads=Setting(True, command.reloader.at))
     return replace(
         app,
+        daemonizes=app.daemonizes or _daemonizes_unknown(app, reading.unresolved),
         sockets=_known_sockets(app, reading.unresolved),
         unresolved=tuple(reading.unresolved),
         emptied=tuple(reading.emptied),
@@ -1656,6 +1661,19 @@ def _daphne(reading: _Reading, args: list[Word]) -> AppServer:
 def _held_back(reading: _Reading, args: list[Word]) -> bool:
     """Whether words were left out of the command line, or a `$VAR` is still in it."""
     return bool(reading.unresolved or reading.unexpanded) or any("$" in w.text for w in args)
+
+
+def _daemonizes_unknown(app: AppServer, unresolved: Sequence[Setting[str]]) -> Setting[bool] | None:
+    """uWSGI's `--daemonize=$HOME/logs/uwsgi.log`: the log file is known only when it runs, but
+    a path there, whatever it is, detaches uWSGI from what started it (only an empty or false
+    value would not, and a `$VAR` log path is neither)."""
+    if app.kind != "uwsgi":
+        return None
+    for word in unresolved:
+        name = re.split(r"[ =]", word.value, maxsplit=1)[0]
+        if name in ("--daemonize", "--daemonize2") and "$" in word.value:
+            return Setting(True, word.at)
+    return None
 
 
 def _known_sockets(app: AppServer, unresolved: Sequence[Setting[str]]) -> tuple[Setting[str], ...]:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from servertune.check import memo, resolve
 from servertune.check.commands import ConfigFile
+from servertune.check.debian_installs import PACKAGING_FOLDER, debian_installs
 
 __all__ = ["installed_as", "installed_files"]
 
@@ -81,7 +82,8 @@ def installed_as(file: Path) -> str | None:
 
 def _places(file: Path) -> Iterator[tuple[Path, Callable[[Path], tuple[Install, ...]]]]:
     """The folders whose deploy tool may install `file`, each with its reader: the role or
-    playbook folder above its `templates/` or `files/`, the salt root holding it."""
+    playbook folder above its `templates/` or `files/`, the salt root holding it, the Debian
+    packaging folder (`debian/`) holding it."""
     top = resolve.root()
     # As the run names its files (relative to where it runs): the installed file is then the
     # very file the run reads on its own, not a second one by another name.
@@ -91,6 +93,8 @@ def _places(file: Path) -> Iterator[tuple[Path, Callable[[Path], tuple[Install, 
             yield folder.parent, _ansible_installs
         if (folder / "top.sls").is_file():
             yield folder, _salt_installs
+        if folder.name == PACKAGING_FOLDER:
+            yield folder, debian_installs
         if folder.parent == folder or (top is not None and resolve.real_path(folder) == top):
             return
         folder = folder.parent

@@ -710,6 +710,8 @@ def _heroku_web(
 ) -> AppServer | None:
     """heroku.yml's web process: `run.web` (a string, or `command:` a list), in the image
     `build.docker.web` builds; else that image's own command; else the Procfile's web."""
+    from servertune.check.procfile import on_platform_port
+
     root = _yaml_root(path, text)
     dockerfile_node = root.get("build", "docker", "web")
     run = root.get("run", "web")
@@ -726,15 +728,20 @@ def _heroku_web(
         target = _text(dockerfile_node.get("target")) or None
         dockerfile_node = dockerfile_node.get("dockerfile")
     dockerfile_name = _text(dockerfile_node) if dockerfile_node is not None else None
+    found: AppServer | None
     if dockerfile_name:
         dockerfile = path.parent / dockerfile_name
         # A `run` string is run by `/bin/sh -c` (a list is the exec form).
-        return _image(
+        found = _image(
             path, dockerfile, path.parent, cmd, env, env_at, target=target, shell=run_by_shell
         )
-    if cmd is not None and cmd.text:
-        return _command(path, cmd, path.parent, env, env_at, follow)
-    return _procfile_web(path, path.parent, env, follow, env_at)
+    elif cmd is not None and cmd.text:
+        found = _command(path, cmd, path.parent, env, env_at, follow)
+    else:
+        return _procfile_web(path, path.parent, env, follow, env_at)
+    # Heroku sets PORT for every web dyno, a container's too, to a port it picks: gunicorn
+    # with no bind listens on `0.0.0.0:$PORT`, as under a Procfile.
+    return on_platform_port(found, cmd.at if cmd is not None else Location(path)) if found else None
 
 
 # --- Cloud Foundry --------------------------------------------------------------------------
@@ -761,6 +768,28 @@ def _cf_instances(count: _Node) -> Setting[int] | None:
     return Setting(int(count.number("instances") or 1), count.at)
 
 
+def _cf_app_root(path: Path, command: str) -> Path:
+    """The folder an application with no `path:` is pushed from: `cf push` sends the folder
+    it runs in (https://docs.cloudfoundry.org/devguide/deploy-apps/manifest-attributes.html#path),
+    the manifest's own or, for `cf push -f manifests/prod.yml`, one above it. The manifest's
+    folder unless a file the command names (`bash cf.sh`, `./bin/start.sh`) is not there but
+    is in a folder above it, within the tree read: the nearest such folder."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return path.parent
+    named = [w for w in words if not w.startswith(("-", "$", "/")) and ("/" in w or "." in w)]
+    if not named or any((path.parent / w).is_file() for w in named):
+        return path.parent
+    top = resolve.root()
+    for folder in path.parent.parents:
+        if top is None or not folder.resolve().is_relative_to(top):
+            break
+        if any((folder / w).is_file() for w in named):
+            return folder
+    return path.parent
+
+
 def _cloudfoundry(
     path: Path, text: str, env: Mapping[str, str] | None, follow: FollowWords | None
 ) -> tuple[AppServer, ...]:
@@ -769,7 +798,12 @@ def _cloudfoundry(
     for application in root.each("applications"):
         name = _text(application.get("name")) or "app"
         folder_node = application.get("path")
-        folder = path.parent / (_text(folder_node) or ".") if folder_node else path.parent
+        command = application.get("command")
+        folder = (
+            path.parent / (_text(folder_node) or ".")
+            if folder_node
+            else _cf_app_root(path, _text(command) or "" if command is not None else "")
+        )
         environment: dict[str, str] = {}
         env_at: dict[str, Location] = {}
         variables = application.get("env")
@@ -778,7 +812,6 @@ def _cloudfoundry(
                 environment[key] = value.text() or ""
                 env_at[key] = value.at
         environment = {"PORT": CLOUDFOUNDRY_PORT, **environment, **(env or {})}
-        command = application.get("command")
         web = next(
             (p for p in application.each("processes") if _text(p.get("type")) == "web"), None
         )

@@ -35,7 +35,13 @@ from servertune.check.model import (
 )
 from servertune.check.unfollowed import nothing_started
 
-__all__ = ["looks_like_procfile", "procfile_running", "read_procfile", "read_procfile_entries"]
+__all__ = [
+    "looks_like_procfile",
+    "on_platform_port",
+    "procfile_running",
+    "read_procfile",
+    "read_procfile_entries",
+]
 
 _PROCESS = re.compile(r"\A([A-Za-z0-9_-]+):\s*(.*)\Z")
 
@@ -121,7 +127,7 @@ def read_procfile_entries(
                     path, found, env or {}, env_at or {}, shell=True, find_config=beside(path)
                 )
                 app = _front_beside(app, command, signals_group)
-                apps.append((match[1], _on_platform_port(app, Location(path, number))))
+                apps.append((match[1], on_platform_port(app, Location(path, number))))
                 break
             try:
                 started = follow(path, command, env or {}, beside(path)) if follow else None
@@ -135,7 +141,7 @@ def read_procfile_entries(
                     launched_by=steps,
                 )
                 started = _front_beside(started, command, signals_group)
-                apps.append((match[1], _on_platform_port(started, Location(path, number))))
+                apps.append((match[1], on_platform_port(started, Location(path, number))))
                 break
     if not apps:
         launched = nothing_started(unstarted, beside(path))
@@ -147,7 +153,7 @@ def read_procfile_entries(
     return tuple(apps)
 
 
-def _on_platform_port(app: AppServer, at: Location) -> AppServer:
+def on_platform_port(app: AppServer, at: Location) -> AppServer:
     """A gunicorn whose bind is its default, as a Procfile's runner starts it: every one sets
     PORT (Heroku's and Dokku's routers send the web process's traffic to `$PORT`; honcho and
     foreman give each process its own from 5000), and with PORT set gunicorn's default bind is
