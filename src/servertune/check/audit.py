@@ -626,6 +626,7 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
     kube: list[KubeService] = []
     overlays: list[tuple[Path, Path]] = []
     includes: list[tuple[Path, Path]] = []
+    written_from: dict[Path, Path] = {}  # each folder mounts are written from: its first file
     scripts: list[tuple[Path, str]] = []
     images = read_images(paths)
 
@@ -643,6 +644,7 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
                     services += services_of(path, text)
                 overlays += _overlay_of(path, text)
                 includes += [(path, f) for f in included_files(path, text)]
+                includes += _written_from(path, text, written_from)
             elif kind == "kubernetes":
                 kube += kube_services(path, text)
             elif kind == "script" and "sed" in text:
@@ -709,6 +711,22 @@ def _rendered_fronts(stacks: Stacks, nginx: Sequence[NginxConfig], paths: Sequen
             if passes:
                 found.append((files[0], tuple(dict.fromkeys(passes))))
     return dataclasses.replace(stacks, front_passes=tuple(found)) if found else stacks
+
+
+def _written_from(path: Path, text: str, seen: dict[Path, Path]) -> list[tuple[Path, Path]]:
+    """[(path, the first compose file read whose mounts are written from the same folder
+    above)] when the mounts of `path` (read: `text`) are written from a folder above it
+    (`overlay.mounts_project`): both are fragments `docker compose -f` gives together from
+    that folder, one project (bird-house/birdhouse-deploy's components); `seen` keeps the
+    first file of each folder."""
+    from servertune.check.overlay import mounts_project, services_in
+
+    services = services_in(path, text)
+    folder = mounts_project(path, services) if services is not None else None
+    if folder is None:
+        return []
+    first = seen.setdefault(folder, path)
+    return [(path, first)] if first != path else []
 
 
 def _overlay_of(path: Path, text: str) -> list[tuple[Path, Path]]:

@@ -297,7 +297,9 @@ class Stacks:
     #: Each labelled overlay among the compose files read, with the base file it completes
     #: (`overlay.base_of`): the two run as one project.
     overlays: tuple[tuple[Path, Path], ...] = ()
-    #: Each compose file with a file it `include:`s: the services of both are one project.
+    #: Each compose file with a file it `include:`s, or with the first file whose mounts are
+    #: written from the same folder above (`overlay.mounts_project`): the services of both are
+    #: one project.
     includes: tuple[tuple[Path, Path], ...] = ()
     #: Each nginx config's first file that its container renders several times in one start
     #: (`runtime_files.rendered_fronts`), with the environment of each rendering.

@@ -121,9 +121,9 @@ def build_files(root: Path) -> list[Path]:
 
     def listed() -> tuple[str, ...]:
         patterns = (*_BUILD_FILES, *_SCRIPTS)
-        return tuple(
-            sorted({str(p) for pattern in patterns for p in root.glob(pattern) if p.is_file()})
-        )
+        # A build file linked from outside the tree is never opened (`resolve`).
+        found = {str(p) for pattern in patterns for p in root.glob(pattern) if p.is_file()}
+        return tuple(sorted(p for p in found if resolve.inside(Path(p))))
 
     return [Path(p) for p in memo.recall(memo.run_table("build files"), str(root), listed)]
 

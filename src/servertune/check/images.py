@@ -254,7 +254,7 @@ def image_named(
     # A library image's name is the project's only where a compose service builds that tag.
     built = _built_as(path, tag, exact=library_image(path) and not ownerless)
     if built is not None or (library_image(path) and not ownerless):
-        return built
+        return built or _bare_name(path, reference, referrer, at)
     images = _IMAGES.get()
     if not images:
         return None
@@ -297,6 +297,27 @@ def image_named(
         return _production_stage(guess) if whole else guess
     if at is not None and (guess is not None or _may_be_ours(path, left, images, referrer)):
         _not_followed(reference, at, images, building, root_path)
+    return None
+
+
+def _bare_name(path: str, reference: str, referrer: Path, at: Location | None) -> Image | None:
+    """The image of the run a name with no owner (`antarest:latest`) is built from: only
+    where a build file of the repository builds that very name (`docker build -t antarest`);
+    otherwise a library image (`postgres`), or, when the name is the repository's own and
+    Dockerfiles here could build it, None with a not-followed note at `at` that says the
+    files do not tie them (AntaresSimulatorTeam/AntaREST)."""
+    from servertune.check import resolve
+
+    images = _IMAGES.get()
+    if not images:
+        return None
+    with resolve.within_default(referrer) as root:
+        root_path = root
+    evidence = built_from(path, root_path)
+    if evidence is not None:
+        return _evidenced(evidence, images, reference, at)
+    if at is not None and _without_repository(path.rsplit("/", 1)[-1], root_path) == []:
+        _not_followed(reference, at, images, dockerfiles_building(path, root_path), root_path)
     return None
 
 

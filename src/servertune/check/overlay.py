@@ -39,6 +39,7 @@ __all__ = [
     "base_of",
     "merge",
     "merged_services",
+    "mounts_project",
     "overridden",
     "production_twin",
     "project_folder",
@@ -218,16 +219,68 @@ def _base_above(path: Path, services: _Node) -> Path | None:
     return None
 
 
+def _mounts_written_from(path: Path, services: _Node) -> Path | None:
+    """The folder above `path` its relative bind mounts are resolved from, when the file is
+    an overlay whose base is not here: a mount's host path spells the way from that folder
+    down to the file's own (`./components/api/entrypoint` in components/api/compose.yml, given
+    with `-f` after a base two levels up), names nothing from the file's folder, and names a
+    file or folder from the one above. None when no mount says so. Seen in
+    bird-house/birdhouse-deploy."""
+    folder = path.parent
+    for host in _bind_hosts(services):
+        parts = Path(host).parts
+        if not host.startswith("./") or ".." in parts or "$" in host:
+            continue
+        for depth in range(1, min(_MOUNT_LEVELS_UP, len(folder.parts)) + 1):
+            above = Path(*folder.parts[:-depth]) if depth < len(folder.parts) else Path()
+            if parts[:depth] != folder.parts[-depth:]:
+                continue
+            if (folder / host).exists() or not (above / host).exists():
+                continue
+            if resolve.inside(above / host, path):
+                return above
+    return None
+
+
+#: How many folders above a compose file its mounts may be written from.
+_MOUNT_LEVELS_UP = 4
+
+
+def _bind_hosts(services: _Node) -> list[str]:
+    """The host paths of the services' bind mounts as written (short and long syntax)."""
+    found: list[str] = []
+    for _, service in services.items():
+        volumes = service.get("volumes") if isinstance(service.node, yaml.MappingNode) else None
+        for entry in volumes.list() if volumes is not None else ():
+            if isinstance(entry.node, yaml.MappingNode):
+                source = entry.get("source")
+                found.append((source.text() or "") if source is not None else "")
+            else:
+                found.append((entry.text() or "").split(":", 1)[0])
+    return found
+
+
+def mounts_project(path: Path, services: _Node) -> Path | None:
+    """The folder above `path` its bind mounts are written from when no base file here says
+    where its project is (`_mounts_written_from`); None otherwise."""
+    if base_of(path, services) is not None:
+        return None
+    return _mounts_written_from(path, services)
+
+
 def project_folder(path: Path) -> Path:
     """The folder the relative paths of the compose file `path` are resolved from: the folder
     of the base file it overlays, when that is another folder (Compose resolves every file's
     paths from the first file's folder: "Merge", https://docs.docker.com/compose/how-tos/
-    multiple-compose-files/merge/), else its own."""
+    multiple-compose-files/merge/), else its own; with no base found, the folder above that
+    its bind mounts are written from (`_mounts_written_from`)."""
 
     def compute() -> Path:
         services = services_in(path)
         base = base_of(path, services) if services is not None else None
-        return base.parent if base is not None else path.parent
+        if base is not None:
+            return base.parent
+        return (_mounts_written_from(path, services) if services else None) or path.parent
 
     return memo.recall(memo.run_table("compose project folders"), path, compute)
 

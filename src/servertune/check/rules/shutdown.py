@@ -164,12 +164,20 @@ def _last_of_list(line: str) -> tuple[str, str, str]:
 _ASSIGNMENTS = re.compile(r"\A((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|[^\s'\"])*\s+)+)")
 
 
+#: `exec sh -c "` up to the first word of the string the exec'ed shell runs.
+_EXECED_SHELL = re.compile(r"""exec\s+\S*\b(?:ba|da|a)?sh\s+(?:-\w+\s+)*-\w*c\s+["']\s*""")
+
+
 def _with_exec(command: str) -> str:
     """`exec` before the command, after its `VAR=value` assignments: `VAR=1 exec cmd` passes
     VAR to cmd, where `exec VAR=1 cmd` asks the shell to run a program named `VAR=1`."""
     if command.startswith("eval "):
         # `exec eval ...` finds no program named eval (a builtin): the evaluated text execs.
         return f"eval exec {command.removeprefix('eval ').lstrip()}"
+    if (shell := _EXECED_SHELL.match(command)) is not None:
+        # `exec /bin/sh -c "gunicorn ..."`: the shell already execs; its `-c` string runs the
+        # server as its child, so `exec` goes first in the string (bird-house/birdhouse-deploy).
+        return f"{shell[0]}exec {command[shell.end() :]}"
     assignments = _ASSIGNMENTS.match(command)
     if assignments is None:
         return f"exec {command}"
