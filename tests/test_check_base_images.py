@@ -237,3 +237,96 @@ def test_a_cmd_of_an_app_on_a_known_python_base_is_not_called_base_arguments(
     )
     result = check(root)
     assert not [m for m in unfollowed(result) if "base image's entrypoint" in m]
+
+
+#: An image FROM the uvicorn-gunicorn family whose own CMD is a script of the repository.
+_OWN_ENTRYPOINT = (
+    "FROM tiangolo/uvicorn-gunicorn-fastapi:python3.11\nCOPY ./app /app/app\n"
+    "COPY ./gunicorn_conf.py /app/gunicorn_conf.py\n"
+    'COPY entrypoint.sh /entrypoint.sh\nCMD ["/entrypoint.sh"]\n'
+)
+
+
+def test_an_entrypoint_script_that_execs_the_base_images_start_script_starts_its_gunicorn(
+    tmp_path: Path,
+) -> None:
+    """An image's own CMD script that ends in `exec /start.sh` runs the start script the
+    uvicorn-gunicorn base image holds: the chain is the CMD, the script's line, then the FROM
+    line that brings /start.sh (said to be the base's), with the config the base picks
+    (/app/gunicorn_conf.py, COPYed there) as when the CMD is inherited; the script is not
+    said to start no server."""
+    for line in ("exec /start.sh", "bash /start.sh"):
+        root = write(
+            tmp_path / line.split()[0],
+            {
+                "Dockerfile": _OWN_ENTRYPOINT,
+                "entrypoint.sh": f"#!/bin/bash\nset -e\necho starting\n{line}\n",
+                "gunicorn_conf.py": 'bind = "0.0.0.0:8080"\nworkers = 3\n',
+                "app/main.py": APP,
+            },
+        )
+        result = check(root)
+        (app,) = served(result)
+        assert app.kind == "gunicorn"
+        assert app.workers.value == 3
+        assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
+        assert chains(result, root) == [
+            ["Dockerfile:5", "entrypoint.sh:4", "Dockerfile:1", "gunicorn_conf.py:1"]
+        ]
+        (launch,) = launches(result.apps, result.links, result.balancer_links)
+        assert "entrypoint.sh:4 -> " in describe(launch)
+        assert "Dockerfile:1 (inherited from tiangolo/uvicorn-gunicorn: /start.sh)" in describe(
+            launch
+        )
+        assert not [n for n in result.notes if n.kind == "starts-no-server"]
+
+
+def test_a_migration_module_before_exec_start_sh_is_not_the_launchs_answer(
+    tmp_path: Path,
+) -> None:
+    """`python -m migrate` before `exec /start.sh` is a step that ends; the server is the
+    base's gunicorn the exec line starts, not "a launcher of a server" left not followed."""
+    root = write(
+        tmp_path / "api",
+        {
+            "Dockerfile": _OWN_ENTRYPOINT,
+            "entrypoint.sh": "#!/bin/bash\nset -e\npython -m migrate\nexec /start.sh\n",
+            "gunicorn_conf.py": "workers = 2\n",
+            "app/main.py": APP,
+        },
+    )
+    result = check(root)
+    (app,) = served(result)
+    assert app.kind == "gunicorn"
+    assert unfollowed(result) == []
+
+
+def test_a_run_written_entrypoint_running_start_sh_is_followed_and_needs_exec(
+    tmp_path: Path,
+) -> None:
+    """An /entrypoint.sh the Dockerfile writes with `RUN echo ... > /entrypoint.sh` that runs
+    the base's `/start.sh` without `exec` (seen in MaastrichtU-IDS/translator-openpredict's
+    src/openpredict_model/Dockerfile) starts the base's gunicorn: the chain is the CMD, the
+    line that writes its `/start.sh`, the FROM line; the shell it leaves as PID 1 is the image's fault (a warning,
+    since the CMD starts the script), not advice about a script nothing starts."""
+    root = write(
+        tmp_path / "api",
+        {
+            "Dockerfile": "FROM tiangolo/uvicorn-gunicorn-fastapi:python3.8\nENV PORT=8808\n"
+            "COPY . .\n"
+            'RUN echo "#!/bin/bash" > /entrypoint.sh && \\\n'
+            '    echo "dvc pull" >> /entrypoint.sh && \\\n'
+            '    echo "/start.sh" >> /entrypoint.sh && \\\n'
+            "    chmod +x /entrypoint.sh\n"
+            'CMD [ "/entrypoint.sh" ]\n',
+            "app/main.py": APP,
+        },
+    )
+    result = check(root)
+    (app,) = served(result)
+    assert app.kind == "gunicorn"
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8808"]
+    assert chains(result, root) == [["Dockerfile:8", "Dockerfile:6", "Dockerfile:1"]]
+    rules = {f.rule for f in result.findings}
+    assert "entrypoint-without-exec" in rules
+    assert "entrypoint-without-exec-unlaunched" not in rules

@@ -2266,6 +2266,24 @@ def image_server(
     return _through_base(app, image) if image is not None else app
 
 
+def _base_script_run(app: AppServer, base: Location) -> bool:
+    """Whether the server line is a well-known base's declared start script (its lines are at
+    the FROM line `base`) that a script of the image runs (COPYed, or written by a RUN line):
+    the app is read in the Dockerfile, and a setting it read there (not a default) is at the
+    FROM line, where nothing but the base's declared files is read (its ENV lines give others:
+    `ENV PORT=8808`)."""
+    if app.file != base.file or app.launched_by[-1] == base:
+        return False
+    read = {
+        one.at
+        for field in dataclasses.fields(app)
+        for value in (getattr(app, field.name),)
+        for one in (value if isinstance(value, tuple) else (value,))
+        if isinstance(one, Setting) and not one.default and one.at.file == base.file
+    }
+    return base in read
+
+
 def _through_base(app: AppServer | None, image: Image) -> AppServer | None:
     """The app with the image's FROM line first in its launch chain when what it runs is
     its base's (a CMD of the base's Dockerfile): the image built here is what starts it."""
@@ -2274,8 +2292,19 @@ def _through_base(app: AppServer | None, image: Image) -> AppServer | None:
     if image.inherited:
         # A well-known base's command and files are declared at the FROM line, already in
         # the chain when they run (a compose command of its own starts at the compose file).
-        if app.launched_by[0] == Location(image.path, image.base_line):
+        base = Location(image.path, image.base_line)
+        if app.launched_by[0] == base:
             return replace(app, started_by_base=app.started_by_base or image.inherited)
+        own = {word.at for word in (*image.entrypoint, *image.cmd)}
+        if app.launched_by[-1] not in own and _base_script_run(app, base):
+            # A script of the image runs the base's start script (`exec /start.sh`; not its
+            # own `CMD ["/start.sh"]`): the FROM line that brings that script is the chain's
+            # last step, after the script's line.
+            return replace(
+                app,
+                launched_by=(*app.launched_by, base),
+                started_by_base=app.started_by_base or image.inherited,
+            )
         return app
     if app.launched_by[0].file == image.path:
         return app

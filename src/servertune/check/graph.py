@@ -346,6 +346,32 @@ class Launch:
     unused: str = ""
 
 
+def _base_step(app: AppServer) -> Location | None:
+    """The FROM line of a well-known base image whose start script a script of the image runs
+    (`dockerfile._through_base`: Dockerfile CMD -> entrypoint.sh -> the base's /start.sh): the
+    last step of the app's chain, back in the file of its first step above that step's line
+    (a FROM is above the CMD of its stage); None otherwise."""
+    steps = app.launched_by
+    if app.started_by_base is None or len(steps) < 2:
+        return None
+    last = steps[-1]
+    return last if last.file == steps[0].file and last.line < steps[0].line else None
+
+
+def _back_to_base(app: AppServer, chain: tuple[Location, ...]) -> tuple[Location, ...]:
+    """`chain` (one step per file) with the app's own steps as they run when it ends in a
+    base image's start script (`_base_step`): the Dockerfile at its CMD line, the scripts,
+    and the Dockerfile again at the FROM line (a RUN-written /entrypoint.sh is a step of the
+    Dockerfile too)."""
+    if _base_step(app) is None:
+        return chain
+    lead = chain[:1] if app.container is not None else ()
+    files = {at.file for at in app.launched_by} - {at.file for at in lead}
+    steps = [at for at in dict.fromkeys(app.launched_by) if at.file in files]
+    rest = [at for at in chain[len(lead) :] if at.file not in files]
+    return (*lead, *steps, *rest)
+
+
 def launches(
     apps: Sequence[AppServer], links: Sequence[Link], balancer_links: Sequence[BalancerLink] = ()
 ) -> list[Launch]:
@@ -358,7 +384,7 @@ def launches(
             lines[at.file] = min(lines.get(at.file, at.line), at.line)
         if app.container is not None:
             lines[app.container.at.file] = app.container.at.line
-        chain = tuple(Location(p, lines.get(p, 1)) for p in chain_files(app))
+        chain = _back_to_base(app, tuple(Location(p, lines.get(p, 1)) for p in chain_files(app)))
         fronts = [
             (link.passing.at, link.passing.included_from) for link in links if link.app is app
         ]
@@ -404,7 +430,14 @@ def describe(launch: Launch) -> str:
     steps = [str(at) for at in launch.chain]
     if app.container is not None:
         steps[0] = f"{_started_by(app)} ({launch.chain[0]})"
-    if app.started_by_base is not None and app.launched_by:
+    base = _base_step(app)
+    if base is not None:
+        # A script of the image runs the base's start script: said at its FROM line.
+        steps = [
+            f"{s} ({app.started_by_base})" if at == base else s
+            for s, at in zip(steps, launch.chain, strict=True)
+        ]
+    elif app.started_by_base is not None and app.launched_by:
         # The image's FROM line: what runs is the base image's process (s6-overlay's /init).
         image = app.launched_by[0]
         steps = [

@@ -1823,10 +1823,30 @@ _KEYWORDS = frozenset({"then", "else", "do", "{", "!"})
 #: `bin/serve.bash`): `/usr/sbin/nginx` is a program of the image, not a missing script.
 _NAMED_SCRIPT = re.compile(r"\A\.{1,2}/\S+\Z|\A\S+\.(sh|bash)\Z")
 #: The scripts being read, outermost first: a script that runs one of them again (`a.sh`
-#: runs `b.sh` runs `a.sh`) is not read a second time.
-_FOLLOWING: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar(
+#: runs `b.sh` runs `a.sh`) is not read a second time. Each is keyed by `_following_key`.
+_FOLLOWING: contextvars.ContextVar[frozenset[Path | tuple[Path, str]]] = contextvars.ContextVar(
     "servertune_check_scripts_following", default=frozenset()
 )
+
+
+def _following_key(file: Path, text: str) -> Path | tuple[Path, str]:
+    """What `_FOLLOWING` holds for a script: its file, but for a text a Dockerfile writes
+    into the image (a heredoc, `RUN echo ... > /entrypoint.sh`, a well-known base image's
+    declared /start.sh: `base_images`) the file and that text, since one Dockerfile holds
+    several such scripts and one may run another (openpredict's RUN-written /entrypoint.sh
+    runs the base's /start.sh)."""
+    return (file.resolve(), text) if is_dockerfile(file) else file.resolve()
+
+
+def _runs_as_script(found: ConfigFile) -> bool:
+    """Whether a file a line runs by its path is read as a script: one by its suffix or `#!`,
+    a Python one, or a text the Dockerfile writes at that path (`RUN echo ... >
+    /entrypoint.sh`, a base image's declared /start.sh), which the line runs as a command."""
+    return (
+        looks_like_script(found.file, found.text)
+        or looks_like_python(found.file, found.text)
+        or is_dockerfile(found.file)
+    )
 
 
 def _runs_script(
@@ -1879,9 +1899,7 @@ def _runs_script(
             if execs and missing is None and rest is command and _NAMED_SCRIPT.match(rest[0].text):
                 missing = (line, rest[0].text)
             continue
-        if found.file.resolve() in following or not (
-            looks_like_script(found.file, found.text) or looks_like_python(found.file, found.text)
-        ):
+        if _following_key(found.file, found.text) in following or not _runs_as_script(found):
             continue
         token = _FOLLOWING.set(following)
         try:
@@ -2037,7 +2055,7 @@ def _sourced_function(
         if len(words) < 2 or words[0].text not in _SOURCING:
             continue
         found = _find_sourced(words[1], env, find_config)
-        if found is None or found.file.resolve() in following:
+        if found is None or _following_key(found.file, found.text) in following:
             continue
         defined = {
             head[0]
@@ -3874,7 +3892,7 @@ def _script_server(
     worker), or when it is already being read further out: a script that runs itself again
     through other files (a supervisord program running the script that starts that
     supervisord) is read once, not until the stack runs out."""
-    key = script.file.resolve()
+    key = _following_key(script.file, script.text)
     if key in _FOLLOWING.get():
         return None
     token = _FOLLOWING.set(_FOLLOWING.get() | {key})

@@ -489,7 +489,13 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Set
 def _launched(app: AppServer, line: Setting[str]) -> bool:
     """Whether a file shown here starts the script holding `line` (a compose service's or
     manifest's own `sh -c` list: its container is the launcher)."""
-    return app.container is not None or any(step.file != line.at.file for step in app.launched_by)
+    return (
+        app.container is not None
+        or any(step.file != line.at.file for step in app.launched_by)
+        # A script the Dockerfile writes (`RUN echo ... > /entrypoint.sh`) is read only where
+        # the image's command runs it: its CMD, a step of the same file, starts it.
+        or (dockerfile_name(line.at.file) and any(s != line.at for s in app.launched_by))
+    )
 
 
 @check_rule(
