@@ -101,12 +101,54 @@ def test_a_bare_image_name_a_build_command_tags_is_that_dockerfiles(tmp_path: Pa
     ) in launched
 
 
-def test_a_bare_image_name_nothing_builds_is_not_followed(tmp_path: Path) -> None:
-    """With no build file tagging `shop`, the bare name of the repository is tied to no
-    Dockerfile: a not-followed note at the `image:` line says so, never "no service starts
-    a server"."""
+def test_a_bare_image_name_of_the_repository_is_its_one_dockerfile(tmp_path: Path) -> None:
+    """With no build file tagging `shop`, the bare name of the repository is the image of the
+    one Dockerfile the repository holds (nothing else here could build it: the same
+    elimination that joins a front to it), with the config the service mounts (seen in
+    AntaresSimulatorTeam/AntaREST: `image: antarest:latest` beside its only Dockerfile)."""
     root = write(tmp_path / "shop", _BARE)
+    launched = chains(check_folder(root), root)
+    assert (
+        ["docker-compose.yml:2", "Dockerfile:4", "start.sh:2", "deploy/gunicorn.py:1"],
+        "gunicorn",
+        6,
+    ) in launched
+
+
+def test_a_bare_image_name_two_dockerfiles_could_build_is_not_followed(tmp_path: Path) -> None:
+    """With two Dockerfiles and no build file tagging `shop`, the files do not say which one
+    builds it: a not-followed note at the `image:` line says so, never "no service starts a
+    server"."""
+    other = {"worker.Dockerfile": 'FROM python:3.12-slim\nCMD ["celery", "-A", "shop"]\n'}
+    root = write(tmp_path / "shop", {**_BARE, **other})
     result = check_folder(root)
     kinds = {n.kind for n in result.notes if n.at.file.name == "docker-compose.yml"}
     assert "not-followed" in kinds
     assert "starts-no-server" not in kinds
+
+
+def test_a_path_under_a_parent_folder_at_the_root_is_the_mounted_file(tmp_path: Path) -> None:
+    """`BASE_DIR=$(dirname "$CUR_DIR")` for a script in /scripts is `/`, so `$BASE_DIR/conf/
+    gunicorn.py` is `//conf/gunicorn.py`, which Linux resolves as /conf/gunicorn.py: the file
+    the service mounts there (seen in AntaresSimulatorTeam/AntaREST's scripts/start.sh)."""
+    files = {
+        **_BARE,
+        "Dockerfile": (
+            "FROM python:3.12-slim\nCOPY ./conf/ /conf/\nCOPY ./scripts /scripts\n"
+            'ENTRYPOINT ["/scripts/start.sh"]\n'
+        ),
+        "scripts/start.sh": (
+            '#!/bin/bash\nCUR_DIR=$(cd "$(dirname "$0")" && pwd)\n'
+            'BASE_DIR=$(dirname "$CUR_DIR")\n'
+            "exec gunicorn --config $BASE_DIR/conf/gunicorn.py shop.wsgi:app\n"
+        ),
+        "Makefile": "build:\n\tdocker build -t shop .\n",
+    }
+    del files["start.sh"]
+    root = write(tmp_path / "shop", files)
+    launched = chains(check_folder(root), root)
+    assert (
+        ["docker-compose.yml:2", "Dockerfile:4", "scripts/start.sh:4", "deploy/gunicorn.py:1"],
+        "gunicorn",
+        6,
+    ) in launched

@@ -1028,6 +1028,7 @@ def mounted_finder(
     def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         if not _path_like(wanted):
             return None
+        wanted = resolve.at_one_root(wanted)
         target = PurePosixPath(os.path.normpath(PurePosixPath(workdir or "/") / wanted))
         for host, inside, mounted_at in reversed(mounts):
             try:

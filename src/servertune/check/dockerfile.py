@@ -351,6 +351,7 @@ class Image:
         del at  # the COPY that brings a file in is what names it
         if not wanted or "\n" in wanted or len(wanted) > 4096:
             return None  # a script's whole text (`sh -c "..."`), not a file's name
+        wanted = resolve.at_one_root(wanted)
         # Every command word of every script of a walk is looked for in the images that
         # copy it: each answer once per image and run (`memo`).
         table = self._answers if memo.in_run() else None

@@ -303,9 +303,9 @@ def image_named(
 def _bare_name(path: str, reference: str, referrer: Path, at: Location | None) -> Image | None:
     """The image of the run a name with no owner (`antarest:latest`) is built from: only
     where a build file of the repository builds that very name (`docker build -t antarest`);
-    otherwise a library image (`postgres`), or, when the name is the repository's own and
-    Dockerfiles here could build it, None with a not-followed note at `at` that says the
-    files do not tie them (AntaresSimulatorTeam/AntaREST)."""
+    otherwise a library image (`postgres`); when the name is the repository's own, the one
+    Dockerfile of the run if there is one alone (AntaresSimulatorTeam/AntaREST), else None
+    with a not-followed note at `at` that says the files do not tie them."""
     from servertune.check import resolve
 
     images = _IMAGES.get()
@@ -316,8 +316,16 @@ def _bare_name(path: str, reference: str, referrer: Path, at: Location | None) -
     evidence = built_from(path, root_path)
     if evidence is not None:
         return _evidenced(evidence, images, reference, at)
-    if at is not None and _without_repository(path.rsplit("/", 1)[-1], root_path) == []:
-        _not_followed(reference, at, images, dockerfiles_building(path, root_path), root_path)
+    if _without_repository(path.rsplit("/", 1)[-1], root_path) != []:
+        return None
+    building = dockerfiles_building(path, root_path)
+    if len(images) == 1 and not building:
+        # The repository's own name (`antarest` in AntaREST), and the one Dockerfile of the
+        # run: nothing else here could build it, as the front join by elimination takes it
+        # (`Stacks.unbuilt_image_apps`).
+        return _production_stage(images[0])
+    if at is not None:
+        _not_followed(reference, at, images, building, root_path)
     return None
 
 

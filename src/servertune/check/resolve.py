@@ -31,6 +31,7 @@ __all__ = [
     "NGINX_SERVER_DIRECTORIES",
     "REPOSITORY_LEVELS",
     "admit",
+    "at_one_root",
     "confined_to",
     "default_root",
     "glob_inside",
@@ -194,3 +195,11 @@ def glob_prefix(pattern: str) -> str:
 def _through_symlink(target: Path, folder: Path) -> bool:
     """Whether `target` is written inside `folder` and only a symlink takes it out."""
     return os.path.normpath(target.absolute()).startswith(str(folder) + os.sep)
+
+
+def at_one_root(path: str) -> str:
+    """A container path with its leading slashes made one: `$BASE_DIR/conf/x.py` with
+    BASE_DIR=/ (a script's parent folder at the root) is `//conf/x.py`, which Linux resolves
+    as `/conf/x.py` (path_resolution(7)), where `os.path.normpath` and `PurePosixPath` keep
+    exactly two leading slashes as a root of their own."""
+    return re.sub(r"\A/{2,}", "/", path)
