@@ -148,3 +148,21 @@ def test_a_comment_after_a_value_that_changes_it_is_a_warning_at_its_line(
     assert "`chdir` is `/srv  # the app`, the comment included" in found[6].message
     assert found[6].fix.startswith("chdir = /srv   ")
     assert "so `master` is on" in found[7].message
+
+
+def test_a_comment_after_the_value_uwsgi_falls_back_to_is_no_finding(tmp_path: Path) -> None:
+    """`cheaper-algo = spare # ...` names no algorithm uWSGI knows, and uWSGI falls back to
+    spare ("unable to find requested cheaper algorithm, falling back to spare", seen with
+    uWSGI 2.0): the algorithm meant runs, so no finding (seen in
+    learningequality/kolibri-server's uwsgi.ini); `cheaper-algo = busyness # ...` falls back
+    to spare too, not the algorithm meant: a warning."""
+    ini = tmp_path / "uwsgi.ini"
+    ini.write_text(
+        "[uwsgi]\nmodule = app:application\nhttp-socket = :8000\nmaster = true\n"
+        "processes = 4\ncheaper = 1\ncheaper-algo = spare # the default\n"
+    )
+    result = check_files([ini], machine=MACHINE, env={})
+    assert not [f for f in result.findings if f.rule == "uwsgi-inline-comment"]
+    ini.write_text(ini.read_text().replace("spare # the default", "busyness # load-based"))
+    result = check_files([ini], machine=MACHINE, env={})
+    assert [f.at.line for f in result.findings if f.rule == "uwsgi-inline-comment"] == [7]

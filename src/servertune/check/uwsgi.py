@@ -818,6 +818,12 @@ _COMMAND_VALUED = ("exec-", "hook-", "attach-", "smart-attach-", "route", "log-f
                    "logformat", "cron", "unique-cron", "legion-cron", "mule", "spooler-")  # fmt: skip
 
 
+#: Options whose value uWSGI does not know falls back to one of its own, with a log line:
+#: `cheaper-algo = spare # ...` logs "unable to find requested cheaper algorithm, falling
+#: back to spare" (seen with uWSGI 2.0 here) and runs spare, the algorithm meant.
+_FALLS_BACK_TO = {"cheaper-algo": "spare"}
+
+
 def _inline_comments(
     options: list[tuple[str, str, Location]],
 ) -> tuple[tuple[str, Setting[str], str], ...]:
@@ -835,6 +841,8 @@ def _inline_comments(
         meant = value[: comment.start()].strip()
         if not meant or re.fullmatch(r"[+-]?\d+", meant) or meant.lower() in _TRUE:
             continue
+        if _FALLS_BACK_TO.get(key) == meant:
+            continue  # the name uWSGI does not know falls back to the very value meant
         found.append((key, Setting(value.strip(), at), meant))
     return tuple(found)
 
