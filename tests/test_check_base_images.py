@@ -152,7 +152,12 @@ def test_meinheld_gunicorn_runs_gunicorn_with_meinheld_workers(tmp_path: Path) -
 
 def test_uwsgi_nginx_flask_runs_uwsgi_with_the_ini_copied_to_app(tmp_path: Path) -> None:
     """tiangolo/uwsgi-nginx-flask runs uWSGI (under supervisord) with the ini its UWSGI_INI
-    names, /app/uwsgi.ini: the repository's uwsgi.ini COPYed there is the launch's config."""
+    names, /app/uwsgi.ini: the repository's uwsgi.ini COPYed there is the launch's config.
+    Its `processes = 4` does not decide the workers: uWSGI reads its UWSGI_* variables in the
+    environment's order, and the image's ENV sets UWSGI_CHEAPER=2 and UWSGI_PROCESSES=16
+    after UWSGI_INI, so they override the ini (measured with uWSGI 2.0: UWSGI_INI of
+    `processes = 1` then UWSGI_PROCESSES=3 spawns 3 workers). This test expected 4 before
+    that order was measured: up to 16 workers, 2 at idle, as the image documents."""
     root = write(
         tmp_path / "site",
         {
@@ -164,8 +169,58 @@ def test_uwsgi_nginx_flask_runs_uwsgi_with_the_ini_copied_to_app(tmp_path: Path)
     result = check(root)
     (app,) = served(result)
     assert app.kind == "uwsgi"
-    assert chains(result, root) == [["Dockerfile:1", "app/uwsgi.ini:4"]]
+    assert chains(result, root)[0][0] == "Dockerfile:1"
+    assert app.config_file is not None
+    assert app.config_file.file == root / "app/uwsgi.ini"
+    assert app.workers.value == 16
+    assert app.cheaper is not None
+    assert app.cheaper.value == 2
+
+
+def test_uwsgi_processes_set_by_the_image_decide_the_uwsgi_nginx_workers(tmp_path: Path) -> None:
+    """`ENV UWSGI_PROCESSES=4` in an image FROM tiangolo/uwsgi-nginx replaces the base's 16
+    (the image's documented knob), so the launch runs 4 workers whatever /app/uwsgi.ini says."""
+    root = write(
+        tmp_path / "site",
+        {
+            "Dockerfile": "FROM tiangolo/uwsgi-nginx:python3.12\nENV UWSGI_PROCESSES=4\n"
+            "COPY ./app /app\n",
+            "app/uwsgi.ini": "[uwsgi]\nmodule = main\ncallable = app\nprocesses = 1\n",
+            "app/main.py": "def app(environ, start_response):\n    return []\n",
+        },
+    )
+    (app,) = served(check(root))
     assert app.workers.value == 4
+
+
+def test_the_uwsgi_nginx_images_own_ini_gives_the_socket_its_nginx_passes_to(
+    tmp_path: Path,
+) -> None:
+    """The uwsgi-nginx images run `uwsgi --ini /etc/uwsgi/uwsgi.ini`, their own ini, read after
+    the app's: `socket = /tmp/uwsgi.sock` and the hook that makes SIGTERM drain the workers. So
+    the repository's nginx server COPYed into /etc/nginx/conf.d with `uwsgi_pass
+    unix:///tmp/uwsgi.sock` is the launch's front, and the app ini's `die-on-term = true` is
+    no cut-requests warning: the image's hook makes SIGTERM graceful (seen in
+    Sage-Bionetworks/schematic's schematic_api/Dockerfile and certificate.conf)."""
+    root = write(
+        tmp_path / "site",
+        {
+            "Dockerfile": "FROM tiangolo/uwsgi-nginx-flask:python3.10\n"
+            "COPY ./certificate.conf /etc/nginx/conf.d/\nCOPY ./uwsgi.ini /app/\n"
+            "COPY ./main.py /app/\nEXPOSE 443\n",
+            "certificate.conf": "server {\n    listen 443 ssl;\n    location / {\n"
+            "        include uwsgi_params;\n        uwsgi_pass unix:///tmp/uwsgi.sock;\n"
+            "    }\n}\n",
+            "uwsgi.ini": "[uwsgi]\nmodule = main\ncallable = app\nmaster = true\n"
+            "die-on-term = true\n",
+            "main.py": "from flask import Flask\n\napp = Flask(__name__)\n",
+        },
+    )
+    result = check(root)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert [s.value for s in launch.app.sockets] == ["unix:/tmp/uwsgi.sock"]
+    assert [at.file.name for at in launch.fronts] == ["certificate.conf"]
+    assert not [f for f in result.findings if f.rule == "uwsgi-sigterm-cuts-requests"]
 
 
 def test_a_config_copied_onto_the_base_images_workdir_is_the_one_start_sh_reads(

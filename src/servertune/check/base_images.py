@@ -65,12 +65,34 @@ def _gunicorn_start(worker: str) -> Callable[[Holds], str]:
     return text
 
 
+#: The uwsgi-nginx images' own /etc/uwsgi/uwsgi.ini, option by option, in its order
+#: (github.com/tiangolo/uwsgi-nginx-docker docker-images/uwsgi.ini, COPYed to /etc/uwsgi/ by
+#: docker-images/python3.12.dockerfile): the socket its nginx passes to and the hook that makes
+#: SIGTERM drain the workers.
+_UWSGI_IMAGE_INI = (
+    ("socket", "/tmp/uwsgi.sock"),
+    ("chown-socket", "nginx:nginx"),
+    ("chmod-socket", "664"),
+    ("hook-master-start", "unix_signal:15 gracefully_kill_them_all"),
+    ("need-app", "true"),
+    ("die-on-term", "true"),
+    ("show-config", "true"),
+)
+
+
 def _uwsgi_start(holds: Holds) -> str:
     """start.sh of tiangolo's uwsgi-nginx images execs supervisord, whose uwsgi program runs
-    `uwsgi --ini /etc/uwsgi/uwsgi.ini`; uWSGI also reads the ini its UWSGI_INI names
-    (/app/uwsgi.ini by the image's ENV), the file the repository COPYs there."""
+    `uwsgi --ini /etc/uwsgi/uwsgi.ini`, the image's own ini, written here as the options it
+    holds (one line, at the FROM). uWSGI reads its UWSGI_* variables first, in the
+    environment's order, and its command line after them (measured with uWSGI 2.0: UWSGI_INI
+    naming an ini of `processes = 1` then UWSGI_PROCESSES=3 spawns 3 workers, the reverse
+    order 1, and `--ini` on the command line overrides both). So the ini UWSGI_INI names
+    (/app/uwsgi.ini by the image's ENV, the file the repository COPYs there) is read first,
+    the image's UWSGI_CHEAPER and UWSGI_PROCESSES after it override its `cheaper` and
+    `processes`, and the image's own ini comes last."""
     del holds
-    return 'exec uwsgi --ini /etc/uwsgi/uwsgi.ini --ini "${UWSGI_INI:-/app/uwsgi.ini}"\n'
+    flags = " ".join(f"--{name} '{value}'" for name, value in _UWSGI_IMAGE_INI)
+    return f"exec uwsgi {flags}\n"
 
 
 #: The families, each with the file of its source the facts come from.
@@ -110,7 +132,9 @@ _REGISTRY: tuple[tuple[re.Pattern[str], BaseLaunch], ...] = (
         ),
     ),
     # github.com/tiangolo/uwsgi-nginx-docker docker-images/python3.12.dockerfile (ENV
-    # UWSGI_INI /app/uwsgi.ini, COPY uwsgi.ini /etc/uwsgi/, CMD ["/start.sh"], WORKDIR /app),
+    # UWSGI_INI /app/uwsgi.ini, UWSGI_CHEAPER 2, UWSGI_PROCESSES 16, NGINX_MAX_UPLOAD 0,
+    # NGINX_WORKER_PROCESSES 1, LISTEN_PORT 80 in that order, COPY uwsgi.ini /etc/uwsgi/,
+    # CMD ["/start.sh"], WORKDIR /app),
     # docker-images/start.sh (exec /usr/bin/supervisord) and supervisord-debian.conf
     # ([program:uwsgi] command=/usr/local/bin/uwsgi --ini /etc/uwsgi/uwsgi.ini); the -flask
     # image (tiangolo/uwsgi-nginx-flask-docker) is built FROM it.
@@ -120,7 +144,14 @@ _REGISTRY: tuple[tuple[re.Pattern[str], BaseLaunch], ...] = (
             "tiangolo/uwsgi-nginx",
             ("/start.sh",),
             "/app",
-            {"UWSGI_INI": "/app/uwsgi.ini"},
+            {
+                "UWSGI_INI": "/app/uwsgi.ini",
+                "UWSGI_CHEAPER": "2",
+                "UWSGI_PROCESSES": "16",
+                "NGINX_MAX_UPLOAD": "0",
+                "NGINX_WORKER_PROCESSES": "1",
+                "LISTEN_PORT": "80",
+            },
             {"/start.sh": _uwsgi_start},
         ),
     ),

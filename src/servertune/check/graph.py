@@ -148,9 +148,12 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
             # program, on its own lines, is another process the longer chain does not start).
             # A script read alone that had to assume the branch its first argument picks is
             # the longer chain's run of it, which gives that argument (the image's CMD).
+            # Or the longer chain loads the file as its config, each of its settings then
+            # overridden (an ini UWSGI_INI names, read before the image's UWSGI_PROCESSES).
             and bool(
                 read_at[index] & read_at[j]
                 or not read_at[index]
+                or (other.config_file is not None and other.config_file.file == app.file)
                 or (app.assumed_branch is not None and not app.launched_by)
             )
             # A longer chain that makes it a developer's `--reload` server (a dev compose
