@@ -101,11 +101,11 @@ def test_a_bare_image_name_a_build_command_tags_is_that_dockerfiles(tmp_path: Pa
     ) in launched
 
 
-def test_a_bare_image_name_of_the_repository_is_its_one_dockerfile(tmp_path: Path) -> None:
-    """With no build file tagging `shop`, the bare name of the repository is the image of the
-    one Dockerfile the repository holds (nothing else here could build it: the same
-    elimination that joins a front to it), with the config the service mounts (seen in
-    AntaresSimulatorTeam/AntaREST: `image: antarest:latest` beside its only Dockerfile)."""
+def test_a_bare_image_name_of_the_repository_is_its_own_dockerfile(tmp_path: Path) -> None:
+    """With no build file tagging `shop`, the bare name of the repository is the repository's
+    own image, its root Dockerfile, as a name with an owner (`acme/shop`) is, with the config
+    the service mounts (seen in AntaresSimulatorTeam/AntaREST: `image: antarest:latest`
+    beside its only Dockerfile)."""
     root = write(tmp_path / "shop", _BARE)
     launched = chains(check_folder(root), root)
     assert (
@@ -116,11 +116,13 @@ def test_a_bare_image_name_of_the_repository_is_its_one_dockerfile(tmp_path: Pat
 
 
 def test_a_bare_image_name_two_dockerfiles_could_build_is_not_followed(tmp_path: Path) -> None:
-    """With two Dockerfiles and no build file tagging `shop`, the files do not say which one
-    builds it: a not-followed note at the `image:` line says so, never "no service starts a
-    server"."""
-    other = {"worker.Dockerfile": 'FROM python:3.12-slim\nCMD ["celery", "-A", "shop"]\n'}
-    root = write(tmp_path / "shop", {**_BARE, **other})
+    """With no root Dockerfile, two Dockerfiles that set a command and no build file tagging
+    `shop`, the files do not say which one builds it: a not-followed note at the `image:`
+    line says so, never "no service starts a server"."""
+    files = {**_BARE, "web.Dockerfile": _BARE["Dockerfile"]}
+    del files["Dockerfile"]
+    files["worker.Dockerfile"] = 'FROM python:3.12-slim\nCMD ["celery", "-A", "shop"]\n'
+    root = write(tmp_path / "shop", files)
     result = check_folder(root)
     kinds = {n.kind for n in result.notes if n.at.file.name == "docker-compose.yml"}
     assert "not-followed" in kinds

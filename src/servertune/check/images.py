@@ -303,9 +303,10 @@ def image_named(
 def _bare_name(path: str, reference: str, referrer: Path, at: Location | None) -> Image | None:
     """The image of the run a name with no owner (`antarest:latest`) is built from: only
     where a build file of the repository builds that very name (`docker build -t antarest`);
-    otherwise a library image (`postgres`); when the name is the repository's own, the one
-    Dockerfile of the run if there is one alone (AntaresSimulatorTeam/AntaREST), else None
-    with a not-followed note at `at` that says the files do not tie them."""
+    otherwise a library image (`postgres`); when the name is the repository's own, the
+    repository's own image (`_project_image`: its root Dockerfile, else its one Dockerfile
+    with a command; AntaresSimulatorTeam/AntaREST), else None with a not-followed note at
+    `at` that says the files do not tie them."""
     from servertune.check import resolve
 
     images = _IMAGES.get()
@@ -318,12 +319,12 @@ def _bare_name(path: str, reference: str, referrer: Path, at: Location | None) -
         return _evidenced(evidence, images, reference, at)
     if _without_repository(path.rsplit("/", 1)[-1], root_path) != []:
         return None
+    # The repository's own name (`antarest` in AntaREST): its own image, as for a name with
+    # an owner (`_project_image`), unless the build files build it from another Dockerfile.
     building = dockerfiles_building(path, root_path)
-    if len(images) == 1 and not building:
-        # The repository's own name (`antarest` in AntaREST), and the one Dockerfile of the
-        # run: nothing else here could build it, as the front join by elimination takes it
-        # (`Stacks.unbuilt_image_apps`).
-        return _production_stage(images[0])
+    guess = _project_image(images, root_path)
+    if guess is not None and (not building or guess.path.resolve() in building):
+        return _production_stage(guess)
     if at is not None:
         _not_followed(reference, at, images, building, root_path)
     return None
