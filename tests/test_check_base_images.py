@@ -7,8 +7,12 @@ chain that the command is the base image's (the FROM line). An unknown base imag
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import servertune
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
@@ -191,6 +195,64 @@ def test_uwsgi_processes_set_by_the_image_decide_the_uwsgi_nginx_workers(tmp_pat
     )
     (app,) = served(check(root))
     assert app.workers.value == 4
+
+
+#: Checks the folder in argv[1] and prints each launch's workers, in a fresh interpreter (its
+#: own hash seed).
+_WORKERS_IN_A_FRESH_PROCESS = """
+import sys
+from pathlib import Path
+from servertune.check import check_files
+from servertune.check.discover import discover
+from servertune.check.graph import launches
+from servertune.machine import Machine
+
+root = Path(sys.argv[1])
+walk = discover(root)
+machine = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+result = check_files(list(walk.files), machine=machine, discovered=[walk], root=root, env={})
+print([launch.app.workers.value for launch in launches(result.apps, result.links)])
+"""
+
+
+def test_an_entrypoint_script_with_an_if_block_keeps_the_images_uwsgi_variables_in_order(
+    tmp_path: Path,
+) -> None:
+    """The image's environment passes through its ENTRYPOINT script (`if [ -f ... ]; then ...
+    fi`, a branch the files do not decide, then `exec "$@"`) to the base's /start.sh in the
+    order the image sets it: UWSGI_INI before the base's UWSGI_PROCESSES=16, so the image runs
+    16 workers whatever the ini's `processes = 1` says, and no one-process-one-thread info.
+    Before, the block's end rebuilt the variables in a set's order, which the hash seed
+    changes, so some runs read the ini last and said 1 x 1; hence each seed in a fresh
+    interpreter (seen in Sage-Bionetworks/schematic's schematic_api/Dockerfile)."""
+    root = write(
+        tmp_path / "api",
+        {
+            "Dockerfile": "FROM tiangolo/uwsgi-nginx-flask:python3.10\n"
+            "ENV UWSGI_INI=/app/uwsgi.ini\nCOPY ./uwsgi.ini /app/uwsgi.ini\n"
+            "COPY ./entrypoint.sh /entrypoint2.sh\n"
+            'ENTRYPOINT ["/entrypoint2.sh"]\nCMD ["/start.sh"]\n',
+            "entrypoint.sh": "#!/bin/sh\nset -e\nif [ -f /app/nginx.conf ]; then\n"
+            '    cp /app/nginx.conf /etc/nginx/nginx.conf\nfi\nexec "$@"\n',
+            "uwsgi.ini": "[uwsgi]\nmodule = main\ncallable = app\nprocesses = 1\nthreads = 1\n",
+            "main.py": "from flask import Flask\n\napp = Flask(__name__)\n",
+        },
+    )
+    result = check(root)
+    (app,) = served(result)
+    assert app.workers.value == 16
+    assert not [f for f in result.findings if f.rule == "one-process-one-thread"]
+    source = str(Path(servertune.__file__).resolve().parents[1])
+    for seed in range(6):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": source}
+        run = subprocess.run(
+            [sys.executable, "-c", _WORKERS_IN_A_FRESH_PROCESS, str(root)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        assert run.stdout.strip() == "[16]", f"PYTHONHASHSEED={seed}"
 
 
 def test_the_uwsgi_nginx_images_own_ini_gives_the_socket_its_nginx_passes_to(

@@ -128,7 +128,11 @@ def _merged(block: _Block, env: dict[str, str]) -> None:
     arrays and values known in part as the branches left them in order."""
     plain = [{k: v for k, v in path.items() if _scalar(k)} for path in (env, block.before)]
     paths = [*block.paths, plain[0]] + ([] if block.closed else [plain[1]])
-    keys = {k for path in paths for k in path}
+    # In the environment's order, not a set's (which the hash seed changes): the names set
+    # before the block where they were, then those its branches add. uWSGI reads its UWSGI_*
+    # variables in that order (UWSGI_INI before UWSGI_PROCESSES: the variable wins).
+    written = {k for path in paths for k in path}
+    keys = [k for k in dict.fromkeys([*plain[1], *(k for p in paths for k in p)]) if k in written]
     marks = {k: v for k, v in env.items() if k.endswith(_MARKS)}
     marks.update((k, v) for k, v in block.before.items() if k.endswith(_MARKS))
     for key in [k for k in env if _scalar(k) or k.endswith(_MARKS)]:
