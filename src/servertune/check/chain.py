@@ -1418,12 +1418,9 @@ def _socket_missed(
     stem = os.path.basename(path).rsplit(".", 1)[0]
     if not _binds_known(apps):
         return
-    named = [a for a in apps if a.container is None and stem in (a.kind, a.file.stem)]
-    if len(named) != 1 or development_reason(named[0], apps) is not None:
-        return
-    app = named[0]
-    bound = known_ports(app)
-    if not bound:
+    app = _host_server_named(stem, apps)
+    bound = known_ports(app) if app is not None else None
+    if app is None or not bound:
         return
     socket = app.sockets[0]
     note(
@@ -1435,6 +1432,16 @@ def _socket_missed(
         f"pass to 127.0.0.1:{min(bound)} (the port {app.kind} binds), or bind {app.kind} to "
         f"unix:{path} at {socket.at}",
     )
+
+
+def _host_server_named(name: str, apps: Sequence[AppServer]) -> AppServer | None:
+    """The one server run on the host (no container, no pod) a socket file or an `upstream`
+    block is named for: its program (`daphne`) or the file that starts it (`daphne.service`);
+    None when none or several are, or when it is a development launch."""
+    named = [a for a in apps if a.container is None and name in (a.kind, a.file.stem)]
+    if len(named) != 1 or development_reason(named[0], apps) is not None:
+        return None
+    return named[0]
 
 
 def _binds_known(apps: Sequence[AppServer]) -> bool:
@@ -1455,12 +1462,9 @@ def _tcp_missed(server: Setting[str], upstream: Upstream | None, apps: Sequence[
         return
     if not _binds_known(apps) or servers_on_port(port, apps):
         return
-    named = [a for a in apps if a.container is None and upstream.name in (a.kind, a.file.stem)]
-    if len(named) != 1 or development_reason(named[0], apps) is not None:
-        return
-    app = named[0]
-    files = known_socket_files(app)
-    if not files:
+    app = _host_server_named(upstream.name, apps)
+    files = known_socket_files(app) if app is not None else None
+    if app is None or not files:
         return
     socket = app.sockets[0]
     note(

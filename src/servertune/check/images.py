@@ -244,7 +244,6 @@ def image_named(
     Dockerfiles, without saying which) is no link either. None when the files do not say
     which; when the name could be the project's and Dockerfiles here could build it, a
     not-followed note at `at` says so, never a guess."""
-    from servertune.check import resolve
 
     hosted, tag = _name_and_tag(reference)
     path = _without_registry(hosted)
@@ -258,13 +257,9 @@ def image_named(
     images = _IMAGES.get()
     if not images:
         return None
-    with resolve.within_default(referrer) as root:
-        root_path = root
-    evidence = built_from(path, root_path)
-    if evidence is not None:
-        return _evidenced(evidence, images, reference, at)
-    if ownerless:
-        return None
+    root_path, found = _by_build_files(path, reference, referrer, at, images)
+    if found is not None or ownerless:
+        return found
     last = path.rsplit("/", 1)[1]
     left = _without_repository(last, root_path)
     # The whole last part is a stage's name (`ghcr.io/libretime/libretime-api` and `FROM
@@ -300,6 +295,18 @@ def image_named(
     return None
 
 
+def _by_build_files(
+    path: str, reference: str, referrer: Path, at: Location | None, images: Sequence[Image]
+) -> tuple[Path, Image | None]:
+    """The tree's root, and the image of the run a build file of it builds as `path`
+    (`docker build -t NAME`), None when none does (`_evidenced` notes one not read)."""
+    with resolve.within_default(referrer) as root:
+        root_path = root
+    evidence = built_from(path, root_path)
+    found = _evidenced(evidence, images, reference, at) if evidence is not None else None
+    return root_path, found
+
+
 def _bare_name(path: str, reference: str, referrer: Path, at: Location | None) -> Image | None:
     """The image of the run a name with no owner (`antarest:latest`) is built from: only
     where a build file of the repository builds that very name (`docker build -t antarest`);
@@ -307,16 +314,12 @@ def _bare_name(path: str, reference: str, referrer: Path, at: Location | None) -
     repository's own image (`_project_image`: its root Dockerfile, else its one Dockerfile
     with a command; AntaresSimulatorTeam/AntaREST), else None with a not-followed note at
     `at` that says the files do not tie them."""
-    from servertune.check import resolve
-
     images = _IMAGES.get()
     if not images:
         return None
-    with resolve.within_default(referrer) as root:
-        root_path = root
-    evidence = built_from(path, root_path)
-    if evidence is not None:
-        return _evidenced(evidence, images, reference, at)
+    root_path, found = _by_build_files(path, reference, referrer, at, images)
+    if found is not None:
+        return found
     if _without_repository(path.rsplit("/", 1)[-1], root_path) != []:
         return None
     # The repository's own name (`antarest` in AntaREST): its own image, as for a name with
